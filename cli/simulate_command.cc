@@ -1,0 +1,102 @@
+#include "cli/simulate_command.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/compare_schedules.h"
+#include "cli/cost_inputs.h"
+#include "cli/output_files.h"
+#include "cli/schedule_source.h"
+#include "common/error.h"
+#include "sim/output/ascii_gantt.h"
+#include "sim/output/chrome_trace.h"
+#include "sim/output/report_json.h"
+#include "sim/output/report_text.h"
+#include "sim/output/svg_gantt.h"
+#include "sim/simulate.h"
+
+namespace pipeplan::cli {
+namespace {
+
+// Small enough for a readable terminal Gantt.
+constexpr int kGanttMaxRanks = 16;
+constexpr std::size_t kGanttMaxActionsPerRank = 48;
+
+struct SimulateOptions {
+  ScheduleSource source;
+  CostInputs costs;
+  bool no_overlap = false;
+  bool json = false;
+  bool gantt = false;
+  std::optional<std::string> trace_file;
+  std::optional<std::string> svg_file;
+};
+
+bool wants_gantt(const SimulateOptions& options, const sim::SimulationReport& report) {
+  if (options.json) return false;
+  if (options.gantt) return true;
+  return report.ranks <= kGanttMaxRanks &&
+         report.compute_actions <= kGanttMaxActionsPerRank * static_cast<std::size_t>(report.ranks);
+}
+
+bool splits_backward(const sim::Schedule& schedule) {
+  for (const auto& actions : schedule.actions) {
+    for (const sim::Action& action : actions) {
+      if (action.kind == sim::OpKind::kBackwardInput || action.kind == sim::OpKind::kBackwardWeight) return true;
+    }
+  }
+  return false;
+}
+
+void run_simulate(const SimulateOptions& options) {
+  const ResolvedCosts costs = resolve_costs(options.costs);
+  if (options.source.csv_file == std::nullopt && options.source.name == "all") {
+    compare_schedules(options.source, costs, !options.no_overlap, options.json, std::cout);
+    return;
+  }
+  const sim::Schedule schedule = load_schedule(options.source);
+  if (!costs.weight_grad_given && splits_backward(schedule)) {
+    throw InputError(fmt::format("{} splits the backward into I and W: give --tw, the weight-gradient time (ms)",
+                                 schedule.name));
+  }
+  sim::SimulationOptions simulation;
+  simulation.overlap_comm = !options.no_overlap;
+  simulation.record_timeline = true;
+  const sim::SimulationReport report =
+      sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule), costs.topology, simulation);
+
+  if (options.json) {
+    nlohmann::ordered_json json = sim::report_to_json(report);
+    json["cost_source"] = costs.source;
+    std::cout << json.dump(2) << '\n';
+  } else {
+    std::cout << sim::report_to_text(report) << fmt::format("  costs: {}\n", costs.source);
+    if (wants_gantt(options, report)) std::cout << '\n' << sim::ascii_gantt(report);
+  }
+  if (options.trace_file) write_text_file(*options.trace_file, sim::chrome_trace_json(report), "--trace");
+  if (options.svg_file) write_text_file(*options.svg_file, sim::svg_gantt(report), "--svg");
+}
+
+}  // namespace
+
+void register_simulate_command(CLI::App& app) {
+  auto options = std::make_shared<SimulateOptions>();
+  CLI::App* command = app.add_subcommand(
+      "simulate",
+      "Replay a pipeline schedule with per-op durations, link costs and memory; report iteration time, bubble and "
+      "per-rank peak memory. --schedule all compares every schedule on the same costs.");
+  add_schedule_options(*command, options->source);
+  add_cost_options(*command, options->costs);
+  command->add_flag("--no-overlap", options->no_overlap,
+                    "Communication blocks the compute stream (default: it overlaps)");
+  command->add_flag("--json", options->json, "Print one JSON object instead of the summary");
+  command->add_flag("--gantt", options->gantt, "Always print the terminal Gantt chart (default: small cases only)");
+  command->add_option("--trace", options->trace_file,
+                      "Write a Chrome trace (open in ui.perfetto.dev or chrome://tracing)");
+  command->add_option("--svg", options->svg_file, "Write a Gantt chart as SVG");
+  command->callback([options] { run_simulate(*options); });
+}
+
+}  // namespace pipeplan::cli

@@ -1,0 +1,143 @@
+#include "common/units.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "common/error.h"
+
+namespace pipeplan {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+struct NumberAndUnit {
+  double value;
+  std::string_view unit;
+};
+
+// Splits "12.5GiB" into 12.5 and "GiB"; rejects NaN, inf and negatives.
+NumberAndUnit split_number(std::string_view text, std::string_view field, std::string_view example) {
+  text = trim(text);
+  double value = 0;
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || ptr == begin) {
+    throw InputError(fmt::format("{}: '{}' is not a number; write it like {}", field, text, example));
+  }
+  if (!std::isfinite(value)) {
+    throw InputError(fmt::format("{}: '{}' is not a finite number; write it like {}", field, text, example));
+  }
+  if (value < 0) {
+    throw InputError(fmt::format("{}: '{}' is negative; give a value >= 0", field, text));
+  }
+  return {value, trim(std::string_view(ptr, static_cast<std::size_t>(end - ptr)))};
+}
+
+template <std::size_t N>
+double unit_scale(std::string_view unit, const std::array<std::pair<std::string_view, double>, N>& table,
+                  std::string_view field, std::string_view text, std::string_view known) {
+  for (const auto& [name, scale] : table) {
+    if (unit == name) return scale;
+  }
+  throw InputError(fmt::format("{}: unknown unit '{}' in '{}'; use one of {}", field, unit, text, known));
+}
+
+constexpr std::array<std::pair<std::string_view, double>, 9> kByteUnits{{
+    {"B", 1.0},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+    {"KiB", 1024.0},
+    {"MiB", 1024.0 * 1024.0},
+    {"GiB", 1024.0 * 1024.0 * 1024.0},
+    {"TiB", 1024.0 * 1024.0 * 1024.0 * 1024.0},
+}};
+
+constexpr std::array<std::pair<std::string_view, double>, 6> kTimeUnits{{
+    {"ns", 1e-9},
+    {"us", 1e-6},
+    {"\xC2\xB5s", 1e-6},  // "µs"
+    {"ms", 1e-3},
+    {"s", 1.0},
+    {"min", 60.0},
+}};
+
+constexpr std::array<std::pair<std::string_view, double>, 15> kRateUnits{{
+    {"B/s", 1.0},
+    {"KB/s", 1e3},
+    {"MB/s", 1e6},
+    {"GB/s", 1e9},
+    {"TB/s", 1e12},
+    {"KiB/s", 1024.0},
+    {"MiB/s", 1024.0 * 1024.0},
+    {"GiB/s", 1024.0 * 1024.0 * 1024.0},
+    {"TiB/s", 1024.0 * 1024.0 * 1024.0 * 1024.0},
+    {"Kb/s", 1e3 / 8},
+    {"Mb/s", 1e6 / 8},
+    {"Gb/s", 1e9 / 8},
+    {"Tb/s", 1e12 / 8},
+    {"Gbit/s", 1e9 / 8},
+    {"Gbps", 1e9 / 8},
+}};
+
+}  // namespace
+
+std::int64_t parse_bytes(std::string_view text, std::string_view field) {
+  const auto [value, unit] = split_number(text, field, "'80GiB' or '1.5e9'");
+  const double scale =
+      unit.empty() ? 1.0 : unit_scale(unit, kByteUnits, field, text, "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB");
+  const double bytes = std::round(value * scale);
+  if (bytes > static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
+    throw InputError(fmt::format("{}: '{}' is too large", field, text));
+  }
+  return static_cast<std::int64_t>(bytes);
+}
+
+double parse_duration_s(std::string_view text, std::string_view field, double default_unit_s) {
+  const auto [value, unit] = split_number(text, field, "'1.2ms' or '1.2'");
+  const double scale = unit.empty() ? default_unit_s
+                                    : unit_scale(unit, kTimeUnits, field, text, "ns, us, ms, s, min");
+  return value * scale;
+}
+
+double parse_bandwidth(std::string_view text, std::string_view field) {
+  const auto [value, unit] = split_number(text, field, "'50GB/s' or '400Gb/s'");
+  const double scale =
+      unit.empty() ? 1.0 : unit_scale(unit, kRateUnits, field, text, "B/s, KB/s, MB/s, GB/s, GiB/s, Gb/s, ...");
+  return value * scale;
+}
+
+double parse_non_negative(std::string_view text, std::string_view field) {
+  const auto [value, unit] = split_number(text, field, "'2.5'");
+  if (!unit.empty()) {
+    throw InputError(fmt::format("{}: unexpected text '{}' after the number in '{}'", field, unit, text));
+  }
+  return value;
+}
+
+std::string format_bytes(std::int64_t bytes) {
+  constexpr std::array<std::string_view, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (std::fabs(value) >= 1024.0 && unit + 1 < kNames.size()) {
+    value /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return fmt::format("{} B", bytes);
+  return fmt::format("{:.2f} {}", value, kNames[unit]);
+}
+
+std::string format_ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+}  // namespace pipeplan

@@ -1,0 +1,30 @@
+// Parsing and printing of quantities with units ("80GiB", "50GB/s", "1.2ms").
+// Internally sizes are bytes (std::int64_t), times seconds, rates bytes/s.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace pipeplan {
+
+// Bytes: plain number = bytes; units B, KB, MB, GB, TB (powers of 1000) and
+// KiB, MiB, GiB, TiB (powers of 1024). Throws InputError naming `field`.
+std::int64_t parse_bytes(std::string_view text, std::string_view field);
+
+// Duration in seconds: units ns, us, ms, s, min; a plain number is taken in
+// `default_unit_s` seconds (1e-3 for options documented in milliseconds).
+double parse_duration_s(std::string_view text, std::string_view field, double default_unit_s);
+
+// Bandwidth in bytes per second: "50GB/s", "400Gb/s" (bits), "25GiB/s";
+// a plain number is bytes per second.
+double parse_bandwidth(std::string_view text, std::string_view field);
+
+// A plain non-negative finite number (rejects NaN, inf, negatives).
+double parse_non_negative(std::string_view text, std::string_view field);
+
+// Human forms for reports: "1.50 GiB", "12.345 ms".
+std::string format_bytes(std::int64_t bytes);
+std::string format_ms(double seconds);
+
+}  // namespace pipeplan

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages pipeplan builds against (skips what is there).
+set -euo pipefail
+
+packages=(
+  cmake g++ make
+  libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  libboost-graph-dev libeigen3-dev
+  libgtest-dev libbenchmark-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "installing: ${missing[*]}"
+$sudo apt-get update
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,53 @@
+// What each action costs: time on the rank's compute stream, activation
+// memory it holds or frees, and bytes it sends to a neighbouring stage.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/schedule.h"
+
+namespace pipeplan::sim {
+
+// Costs of one stage (one model chunk) for one schedule micro-batch.
+struct StageCost {
+  double forward_s = 0;
+  double backward_input_s = 0;   // I; a full backward B costs I + W
+  double backward_weight_s = 0;  // W
+  // Zero Bubble's accounting: F adds M_B; I frees M_B - M_W; W frees M_W;
+  // a full B frees M_B.
+  std::int64_t activation_bytes = 0;   // M_B
+  std::int64_t weight_grad_bytes = 0;  // M_W
+  // Payload of one point-to-point message to a neighbour stage (activation
+  // forward, input gradient backward).
+  std::int64_t send_bytes = 0;
+};
+
+struct PipelineCosts {
+  std::vector<StageCost> stages;           // indexed by stage
+  std::vector<std::int64_t> static_bytes;  // per rank: weights, optimizer, buffers
+};
+
+// Costs as users give them: per rank, per micro-batch, for all the layers
+// the rank holds. Each list has one value (every rank) or one per rank.
+struct RankCosts {
+  std::vector<double> forward_s{0.0};
+  std::vector<double> backward_input_s{0.0};
+  std::vector<double> backward_weight_s{0.0};
+  std::vector<std::int64_t> activation_bytes{0};
+  std::vector<std::int64_t> weight_grad_bytes{0};
+  std::vector<std::int64_t> static_bytes{0};
+  std::vector<std::int64_t> send_bytes{0};
+};
+
+// Spreads per-rank costs over the schedule's stages: times and activation
+// bytes split evenly over a rank's chunks; message sizes do not split (a
+// boundary carries the whole activation). Everything scales by the
+// schedule's microbatch_scale. Throws InputError for a list whose length
+// is neither 1 nor the number of ranks, or M_W > M_B.
+PipelineCosts expand_rank_costs(const RankCosts& costs, const Schedule& schedule);
+
+double action_duration_s(const StageCost& cost, OpKind kind);
+
+}  // namespace pipeplan::sim

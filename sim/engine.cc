@@ -1,0 +1,341 @@
+#include "sim/engine.h"
+
+#include <fmt/format.h>
+
+#include <queue>
+#include <unordered_map>
+#include <vector>
+
+#include "common/error.h"
+
+namespace pipeplan::sim {
+namespace {
+
+constexpr std::int64_t kNotWaiting = -1;
+constexpr double kNotReady = -1.0;
+
+// Inputs a compute action can wait for: the activation from the previous
+// stage or the gradient from the next one, keyed by (stage, mb, direction).
+enum Direction : std::int64_t { kActivation = 0, kGradient = 1 };
+
+struct Transfer {
+  std::int64_t data_key;
+  int src_rank;
+  int dst_rank;
+  Action send;
+  std::int64_t bytes;
+  double issue_s;
+  double start_s;
+  double duration_s;
+};
+
+struct Link {
+  LinkSpec spec;
+  bool busy = false;
+  Transfer current{};
+  std::vector<Transfer> queue;  // FIFO: queue_head indexes the next one
+  std::size_t queue_head = 0;
+};
+
+struct RankState {
+  std::size_t pc = 0;
+  std::int64_t waiting_for = kNotWaiting;  // data key this rank is blocked on
+  bool waiting_for_send = false;           // blocked in a SEND (no overlap)
+  double wait_start_s = 0;
+  double compute_start_s = 0;
+  bool running = false;
+};
+
+// 16 bytes, so the event heap stays small and cheap to sift. `tag` holds the
+// scheduling sequence number (ties resolve in scheduling order, so runs are
+// deterministic), a transfer bit and the rank or link id.
+class Event {
+ public:
+  static constexpr int kIdBits = 24;
+  static constexpr std::uint64_t kIdMask = (std::uint64_t{1} << kIdBits) - 1;
+  static constexpr std::uint64_t kTransferBit = std::uint64_t{1} << kIdBits;
+
+  Event(double time_s, std::uint64_t sequence, int id, bool is_transfer)
+      : time_s_(time_s),
+        tag_(sequence << (kIdBits + 1) | (is_transfer ? kTransferBit : 0) | static_cast<std::uint64_t>(id)) {}
+  double time_s() const { return time_s_; }
+  int id() const { return static_cast<int>(tag_ & kIdMask); }
+  bool is_transfer() const { return (tag_ & kTransferBit) != 0; }
+  bool operator>(const Event& other) const {
+    return time_s_ != other.time_s_ ? time_s_ > other.time_s_ : tag_ > other.tag_;
+  }
+
+ private:
+  double time_s_;
+  std::uint64_t tag_;
+};
+
+class Engine {
+ public:
+  Engine(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology, const EngineOptions& options,
+         std::span<EngineObserver* const> observers)
+      : schedule_(schedule), costs_(costs), options_(options), observers_(observers) {
+    ready_.assign(static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches) * 2,
+                  kNotReady);
+    ranks_.resize(static_cast<std::size_t>(schedule.ranks));
+    build_links(topology);
+  }
+
+  EngineResult run() {
+    for (int rank = 0; rank < schedule_.ranks; ++rank) advance(rank);
+    while (!events_.empty()) {
+      const Event event = events_.top();
+      events_.pop();
+      now_ = event.time_s();
+      if (event.is_transfer()) {
+        finish_transfer(event.id());
+      } else {
+        finish_compute(event.id());
+      }
+    }
+    check_finished();
+    return {now_, executed_, transfers_, static_cast<int>(links_.size())};
+  }
+
+ private:
+  // One link per boundary and direction that crosses ranks; several
+  // boundaries may share a link resource (same Topology key).
+  void build_links(const Topology& topology) {
+    const auto stages = static_cast<std::size_t>(schedule_.stages);
+    forward_link_.assign(stages, -1);
+    backward_link_.assign(stages, -1);
+    std::unordered_map<std::uint64_t, int> ids;
+    auto link_for = [&](int src, int dst) {
+      const auto [it, inserted] = ids.try_emplace(topology.link_key(src, dst), static_cast<int>(links_.size()));
+      if (inserted) {
+        Link link;
+        link.spec = topology.spec(src, dst);
+        links_.push_back(std::move(link));
+      }
+      return it->second;
+    };
+    for (int stage = 0; stage < schedule_.stages; ++stage) {
+      const int rank = schedule_.rank_of(stage);
+      if (stage + 1 < schedule_.stages && schedule_.rank_of(stage + 1) != rank) {
+        forward_link_[static_cast<std::size_t>(stage)] = link_for(rank, schedule_.rank_of(stage + 1));
+      }
+      if (stage > 0 && schedule_.rank_of(stage - 1) != rank) {
+        backward_link_[static_cast<std::size_t>(stage)] = link_for(rank, schedule_.rank_of(stage - 1));
+      }
+    }
+  }
+
+  std::int64_t data_key(int stage, int mb, Direction direction) const {
+    return (static_cast<std::int64_t>(stage) * schedule_.microbatches + mb) * 2 + direction;
+  }
+  int consumer_rank(std::int64_t key) const {
+    return schedule_.rank_of(static_cast<int>(key / 2 / schedule_.microbatches));
+  }
+  bool is_ready(std::int64_t key) const { return ready_[static_cast<std::size_t>(key)] != kNotReady; }
+
+  // The input a compute action waits for, or kNotWaiting if none.
+  std::int64_t input_of(const Action& action) const {
+    if (action.kind == OpKind::kForward && action.stage > 0) {
+      return data_key(action.stage, action.microbatch, kActivation);
+    }
+    if (produces_input_grad(action.kind) && action.stage + 1 < schedule_.stages) {
+      return data_key(action.stage, action.microbatch, kGradient);
+    }
+    return kNotWaiting;
+  }
+
+  // True (and the rank marked waiting) if the action's input has not arrived.
+  bool wait_for_input(RankState& state, const Action& action) {
+    const std::int64_t key = input_of(action);
+    if (key == kNotWaiting || is_ready(key)) return false;
+    state.waiting_for = key;
+    return true;
+  }
+
+  // Runs rank's actions from its program counter until one must wait.
+  void advance(int rank) {
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    const auto& actions = schedule_.actions[static_cast<std::size_t>(rank)];
+    while (state.pc < actions.size()) {
+      const Action& action = actions[state.pc];
+      switch (action.kind) {
+        case OpKind::kSendForward:
+        case OpKind::kSendBackward:
+          issue_transfer(rank, action);
+          if (!options_.overlap_comm) {
+            state.waiting_for_send = true;
+            state.wait_start_s = now_;
+            return;
+          }
+          ++state.pc;
+          ++executed_;
+          continue;
+        case OpKind::kRecvForward:
+        case OpKind::kRecvBackward: {
+          const std::int64_t key = data_key(action.stage, action.microbatch,
+                                            action.kind == OpKind::kRecvForward ? kActivation : kGradient);
+          if (!options_.overlap_comm && !is_ready(key)) {
+            state.waiting_for = key;
+            state.wait_start_s = now_;
+            return;
+          }
+          ++state.pc;
+          ++executed_;
+          continue;
+        }
+        default: {
+          if (wait_for_input(state, action)) return;
+          // An overlapped pair starts only when the backward's input is there too.
+          if (action.overlapped && state.pc + 1 < actions.size() && wait_for_input(state, actions[state.pc + 1])) {
+            return;
+          }
+          start_compute(rank, action);
+          return;
+        }
+      }
+    }
+  }
+
+  void start_compute(int rank, const Action& action) {
+    const double duration = action_duration_s(costs_.stages[static_cast<std::size_t>(action.stage)], action.kind);
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    state.running = true;
+    state.compute_start_s = now_;
+    const ComputeRecord record{rank, action, now_, now_ + duration};
+    for (EngineObserver* observer : observers_) observer->on_compute_start(record);
+    events_.emplace(now_ + duration, sequence_++, rank, false);
+  }
+
+  void finish_compute(int rank) {
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    const Action action = schedule_.actions[static_cast<std::size_t>(rank)][state.pc];
+    const ComputeRecord record{rank, action, state.compute_start_s, now_};
+    for (EngineObserver* observer : observers_) observer->on_compute_end(record);
+    state.running = false;
+    ++state.pc;
+    ++executed_;
+    // A neighbour stage on the same rank gets its input without a transfer.
+    if (action.kind == OpKind::kForward && action.stage + 1 < schedule_.stages &&
+        schedule_.rank_of(action.stage + 1) == rank) {
+      deliver(data_key(action.stage + 1, action.microbatch, kActivation));
+    } else if (produces_input_grad(action.kind) && action.stage > 0 && schedule_.rank_of(action.stage - 1) == rank) {
+      deliver(data_key(action.stage - 1, action.microbatch, kGradient));
+    }
+    advance(rank);
+  }
+
+  void issue_transfer(int rank, const Action& send) {
+    const bool forward = send.kind == OpKind::kSendForward;
+    const int dst_stage = forward ? send.stage + 1 : send.stage - 1;
+    const int link_id = (forward ? forward_link_ : backward_link_)[static_cast<std::size_t>(send.stage)];
+    if (link_id < 0) {
+      throw ScheduleError(fmt::format("rank {}: {} has no peer on another rank", rank, to_string(send)));
+    }
+    Link& link = links_[static_cast<std::size_t>(link_id)];
+    const std::int64_t bytes = costs_.stages[static_cast<std::size_t>(send.stage)].send_bytes;
+    Transfer transfer{data_key(dst_stage, send.microbatch, forward ? kActivation : kGradient),
+                      rank,
+                      schedule_.rank_of(dst_stage),
+                      send,
+                      bytes,
+                      now_,
+                      now_,
+                      link.spec.transfer_time_s(bytes)};
+    if (link.busy) {
+      link.queue.push_back(transfer);
+    } else {
+      start_transfer(link_id, transfer);
+    }
+  }
+
+  void start_transfer(int link_id, Transfer transfer) {
+    Link& link = links_[static_cast<std::size_t>(link_id)];
+    transfer.start_s = now_;
+    link.busy = true;
+    link.current = transfer;
+    events_.emplace(now_ + transfer.duration_s, sequence_++, link_id, true);
+  }
+
+  void finish_transfer(int link_id) {
+    Link& link = links_[static_cast<std::size_t>(link_id)];
+    const Transfer done = link.current;
+    link.busy = false;
+    ++transfers_;
+    const TransferRecord record{link_id, done.src_rank, done.dst_rank, done.send, done.bytes,
+                                done.issue_s, done.start_s, now_};
+    for (EngineObserver* observer : observers_) observer->on_transfer(record);
+    if (link.queue_head < link.queue.size()) {
+      start_transfer(link_id, link.queue[link.queue_head++]);
+      if (link.queue_head == link.queue.size()) {
+        link.queue.clear();
+        link.queue_head = 0;
+      }
+    }
+    deliver(done.data_key);
+    RankState& sender = ranks_[static_cast<std::size_t>(done.src_rank)];
+    if (sender.waiting_for_send) {
+      sender.waiting_for_send = false;
+      report_wait(done.src_rank);
+      advance(done.src_rank);
+    }
+  }
+
+  // Marks data as arrived and wakes the rank blocked on it, if any.
+  void deliver(std::int64_t key) {
+    ready_[static_cast<std::size_t>(key)] = now_;
+    const int rank = consumer_rank(key);
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    if (state.waiting_for != key) return;
+    state.waiting_for = kNotWaiting;
+    const Action& blocked = schedule_.actions[static_cast<std::size_t>(rank)][state.pc];
+    if (is_comm(blocked.kind)) report_wait(rank);
+    if (!state.running) advance(rank);
+  }
+
+  // Closes a blocking SEND/RECV: the stream was held from wait start to now.
+  void report_wait(int rank) {
+    RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    const CommWaitRecord record{rank, schedule_.actions[static_cast<std::size_t>(rank)][state.pc], state.wait_start_s,
+                                now_};
+    for (EngineObserver* observer : observers_) observer->on_comm_wait(record);
+    ++state.pc;
+    ++executed_;
+  }
+
+  void check_finished() const {
+    for (int rank = 0; rank < schedule_.ranks; ++rank) {
+      const RankState& state = ranks_[static_cast<std::size_t>(rank)];
+      const auto& actions = schedule_.actions[static_cast<std::size_t>(rank)];
+      if (state.pc < actions.size()) {
+        throw ScheduleError(fmt::format("the replay stalled: rank {} waits forever at step {} ({}); run the schedule "
+                                        "through validation to see the cycle",
+                                        rank, state.pc, to_string(actions[state.pc])));
+      }
+    }
+  }
+
+  const Schedule& schedule_;
+  const PipelineCosts& costs_;
+  const EngineOptions options_;
+  std::span<EngineObserver* const> observers_;
+
+  std::vector<double> ready_;
+  std::vector<RankState> ranks_;
+  std::vector<Link> links_;
+  std::vector<int> forward_link_;
+  std::vector<int> backward_link_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t sequence_ = 0;
+  double now_ = 0;
+  std::size_t executed_ = 0;
+  std::size_t transfers_ = 0;
+};
+
+}  // namespace
+
+EngineResult run_engine(const Schedule& lowered, const PipelineCosts& costs, const Topology& topology,
+                        const EngineOptions& options, std::span<EngineObserver* const> observers) {
+  return Engine(lowered, costs, topology, options, observers).run();
+}
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,79 @@
+#include "sim/generators/registry.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/error.h"
+#include "sim/generators/generators.h"
+
+namespace pipeplan::sim {
+namespace {
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+const std::vector<ScheduleFamily>& schedule_families() {
+  static const std::vector<ScheduleFamily> kFamilies = {
+      {"naive", {"none"}, "no micro-batching: the whole batch passes stage by stage (GPipe paper, Fig. 2b)", 1,
+       false, generate_naive},
+      {"GPipe", {}, "all forwards, then all backwards (Huang et al. 2019)", 1, false, generate_gpipe},
+      {"1F1B", {"PipeDream-Flush", "OneFOneB"}, "warm-up, one forward one backward, cool-down (Narayanan et al. 2021)",
+       1, false, generate_1f1b},
+      {"Interleaved1F1B", {"interleaved", "VPP"},
+       "v looped chunks per rank in Megatron's order (Narayanan et al. 2021, Sec. 2.2.2)", 2, false,
+       generate_interleaved_1f1b},
+      {"LoopedBFS", {"BFS"}, "v looped chunks per rank, breadth first (Lamy-Poirier 2023)", 2, false,
+       generate_looped_bfs},
+      {"ZBH1", {"ZB-H1", "ZB1P"}, "1F1B with split backward, W deferred to fill bubbles (Qi et al. 2024, Sec. 2.1)",
+       1, true, generate_zbh1},
+      {"ZBH2", {"ZB-H2", "ZB2P"}, "extra warm-up forwards, zero bubble at 2p-1 activations (Qi et al. 2024, Sec. 2.2)",
+       1, true, generate_zbh2},
+      {"InterleavedZeroBubble", {"ZB1P-interleaved"}, "ZB-H1 over v looped chunks (Qi et al. 2024; PyTorch)", 2, true,
+       generate_interleaved_zero_bubble},
+      {"ZBVZeroBubble", {"ZBV", "ZB-V"}, "two chunks per rank in a V, split backward (Qi et al. 2024, Sec. 6)", 2,
+       true, generate_zbv},
+      {"DualPipeV", {"DualPipe-V"}, "DeepSeek's DualPipe cut in half, two chunks per rank in a V (arXiv 2412.19437)",
+       2, true, generate_dualpipe_v},
+  };
+  return kFamilies;
+}
+
+std::string schedule_names() {
+  std::string names;
+  for (const ScheduleFamily& family : schedule_families()) {
+    if (!names.empty()) names += ", ";
+    names += family.name;
+  }
+  return names;
+}
+
+const ScheduleFamily& find_schedule_family(std::string_view name) {
+  for (const ScheduleFamily& family : schedule_families()) {
+    if (equals_ignoring_case(name, family.name)) return family;
+    for (std::string_view alias : family.aliases) {
+      if (equals_ignoring_case(name, alias)) return family;
+    }
+  }
+  throw InputError(fmt::format("unknown schedule '{}'; valid names: {}", name, schedule_names()));
+}
+
+Schedule generate_schedule(std::string_view name, PipelineShape shape) {
+  const ScheduleFamily& family = find_schedule_family(name);
+  if (shape.ranks < 1) throw InputError(fmt::format("--stages must be >= 1 (got {})", shape.ranks));
+  if (shape.microbatches < 1) throw InputError(fmt::format("--microbatches must be >= 1 (got {})", shape.microbatches));
+  if (shape.virtual_stages < 0) throw InputError(fmt::format("--virtual must be >= 1 (got {})", shape.virtual_stages));
+  if (shape.microbatch_group_size < 0) {
+    throw InputError(fmt::format("--microbatch-group-size must be >= 1 (got {})", shape.microbatch_group_size));
+  }
+  if (shape.virtual_stages == 0) shape.virtual_stages = family.default_virtual_stages;
+  return family.generate(shape);
+}
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,42 @@
+// The catalogue of schedule generators. Names follow PyTorch's
+// torch.distributed.pipelining (matched case-insensitively).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/schedule.h"
+
+namespace pipeplan::sim {
+
+// What a generator needs to know. 0 means "the schedule's default".
+struct PipelineShape {
+  int ranks = 0;                  // p: pipeline ranks
+  int microbatches = 0;           // m
+  int virtual_stages = 0;         // v: chunks (stages) per rank
+  int microbatch_group_size = 0;  // Interleaved1F1B: micro-batches per chunk round (default p)
+};
+
+using GeneratorFn = Schedule (*)(const PipelineShape&);
+
+struct ScheduleFamily {
+  std::string_view name;                   // canonical spelling
+  std::vector<std::string_view> aliases;   // other accepted spellings
+  std::string_view description;            // one line, with the source
+  int default_virtual_stages;
+  bool splits_backward;                    // emits I and W instead of B
+  GeneratorFn generate;
+};
+
+const std::vector<ScheduleFamily>& schedule_families();
+// Throws InputError listing the valid names.
+const ScheduleFamily& find_schedule_family(std::string_view name);
+// "GPipe, 1F1B, ..." for help and error texts.
+std::string schedule_names();
+
+// Resolves defaults, checks the shape (p >= 1, m >= 1, v >= 1) and runs the
+// family's generator, which checks its own preconditions.
+Schedule generate_schedule(std::string_view name, PipelineShape shape);
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,54 @@
+#include "sim/output/report_json.h"
+
+namespace pipeplan::sim {
+namespace {
+
+constexpr double kMsPerSecond = 1e3;
+
+nlohmann::ordered_json rank_to_json(const RankReport& rank) {
+  return {
+      {"rank", rank.rank},
+      {"busy_ms", rank.busy_s * kMsPerSecond},
+      {"idle_ms", rank.idle_s * kMsPerSecond},
+      {"span_ms", rank.span_s * kMsPerSecond},
+      {"first_start_ms", rank.first_start_s * kMsPerSecond},
+      {"last_end_ms", rank.last_end_s * kMsPerSecond},
+      {"compute_actions", rank.compute_actions},
+      {"peak_inflight_microbatches", rank.peak_inflight_microbatches},
+      {"peak_inflight_chunks", rank.peak_inflight_chunks},
+      {"peak_activation_bytes", rank.peak_activation_bytes},
+      {"static_bytes", rank.static_bytes},
+      {"peak_memory_bytes", rank.peak_memory_bytes},
+  };
+}
+
+}  // namespace
+
+nlohmann::ordered_json report_to_json(const SimulationReport& report) {
+  nlohmann::ordered_json json = {
+      {"schedule", report.schedule},
+      {"stages", report.stages},
+      {"ranks", report.ranks},
+      {"microbatches", report.microbatches},
+      {"virtual", report.virtual_stages},
+      {"placement", report.placement},
+      {"overlap_comm", report.overlap_comm},
+      {"makespan_ms", report.makespan_s * kMsPerSecond},
+      {"cost_ms", report.cost_s * kMsPerSecond},
+      {"ideal_ms", report.ideal_s * kMsPerSecond},
+      {"bubble_rate", report.bubble_rate},
+      {"bubble_over_ideal", report.bubble_over_ideal},
+      {"critical_path_ms", report.critical_path_s * kMsPerSecond},
+      {"compute_actions", report.compute_actions},
+      {"actions", report.actions},
+      {"transfers", report.transfers},
+      {"links", report.links},
+  };
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (const RankReport& rank : report.ranks_detail) ranks.push_back(rank_to_json(rank));
+  json["ranks_detail"] = std::move(ranks);
+  json["critical_path"] = report.critical_path;
+  return json;
+}
+
+}  // namespace pipeplan::sim

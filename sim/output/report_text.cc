@@ -1,0 +1,42 @@
+#include "sim/output/report_text.h"
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+
+namespace pipeplan::sim {
+namespace {
+
+std::string headline(const SimulationReport& report) {
+  std::string text = fmt::format(
+      "{}: {} ranks x {} stage(s) per rank ({} placement), {} micro-batches, communication {}\n", report.schedule,
+      report.ranks, report.virtual_stages, report.placement, report.microbatches,
+      report.overlap_comm ? "overlapped with compute" : "blocking compute");
+  text += fmt::format("  iteration time (cost)  {:>12}   largest rank span; makespan {}\n", format_ms(report.cost_s),
+                      format_ms(report.makespan_s));
+  text += fmt::format("  ideal (busiest rank)   {:>12}\n", format_ms(report.ideal_s));
+  text += fmt::format("  critical path          {:>12}   uncontended links\n", format_ms(report.critical_path_s));
+  text += fmt::format("  bubble rate            {:>10.2f} %   1 - busy / (ranks x cost)\n", report.bubble_rate * 100);
+  text += fmt::format("  bubble over ideal      {:>10.2f} %   (cost - ideal) / ideal\n",
+                      report.bubble_over_ideal * 100);
+  text += fmt::format("  actions                {:>12}   {} compute, {} transfers on {} links\n", report.actions,
+                      report.compute_actions, report.transfers, report.links);
+  return text;
+}
+
+std::string rank_table(const SimulationReport& report) {
+  std::string text = fmt::format("  {:>5} {:>12} {:>12} {:>12} {:>9} {:>12} {:>12}\n", "rank", "busy ms", "idle ms",
+                                 "span ms", "in-flight", "peak act", "peak memory");
+  for (const RankReport& rank : report.ranks_detail) {
+    text += fmt::format("  {:>5} {:>12.3f} {:>12.3f} {:>12.3f} {:>9.4g} {:>12} {:>12}\n", rank.rank, rank.busy_s * 1e3,
+                        rank.idle_s * 1e3, rank.span_s * 1e3, rank.peak_inflight_microbatches,
+                        format_bytes(rank.peak_activation_bytes), format_bytes(rank.peak_memory_bytes));
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string report_to_text(const SimulationReport& report) { return headline(report) + rank_table(report); }
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,255 @@
+#include "sim/schedule_csv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <vector>
+
+#include "common/error.h"
+
+namespace pipeplan::sim {
+namespace {
+
+constexpr std::string_view kOverlapSuffix = "OVERLAP_F_B";
+
+struct Cell {
+  std::string text;
+  int column;  // 1-based character column of the cell's start
+};
+
+// Splits one CSV line (RFC 4180 quoting, as Python's csv module writes it).
+std::vector<Cell> split_line(const std::string& line) {
+  std::vector<Cell> cells;
+  Cell cell{"", 1};
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cell.text += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell.text += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      cells.push_back(std::move(cell));
+      cell = Cell{"", static_cast<int>(i) + 2};
+    } else {
+      cell.text += c;
+    }
+  }
+  cells.push_back(std::move(cell));
+  return cells;
+}
+
+std::string trim(std::string_view text) {
+  const auto begin = text.find_first_not_of(" \t\r");
+  if (begin == std::string_view::npos) return "";
+  const auto end = text.find_last_not_of(" \t\r");
+  return std::string(text.substr(begin, end - begin + 1));
+}
+
+class CsvReader {
+ public:
+  explicit CsvReader(std::string source) : source_(std::move(source)) {}
+
+  Schedule read(std::istream& in) {
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+    if (lines.empty()) throw ParseError(source_, 1, 1, "the schedule CSV is empty; it needs one row per rank");
+    legacy_ = uses_legacy_names(lines);
+    schedule_.name = "csv:" + std::filesystem::path(source_).filename().string();
+    schedule_.ranks = static_cast<int>(lines.size());
+    schedule_.actions.resize(lines.size());
+    for (std::size_t row = 0; row < lines.size(); ++row) read_row(static_cast<int>(row), lines[row]);
+    if (!legacy_ && backward_is_split_legacy_style()) relabel_legacy_backwards();
+    infer_shape();
+    return std::move(schedule_);
+  }
+
+ private:
+  // PyTorch 2.5 wrote "BW" for a full backward and "B" for the input-gradient part.
+  static bool uses_legacy_names(const std::vector<std::string>& lines) {
+    for (const std::string& line : lines) {
+      for (const Cell& cell : split_line(line)) {
+        const std::string text = trim(cell.text);
+        const auto kind = text.find_first_not_of("0123456789");
+        if (kind != std::string::npos && text.compare(kind, 2, "BW") == 0) return true;
+      }
+    }
+    return false;
+  }
+
+  void read_row(int rank, const std::string& line) {
+    for (const Cell& cell : split_line(line)) {
+      const std::string text = trim(cell.text);
+      if (text.empty()) continue;  // an idle slot
+      try {
+        read_cell(rank, text);
+      } catch (const ParseError&) {
+        throw;
+      } catch (const InputError& error) {
+        throw ParseError(source_, rank + 1, cell.column, error.what());
+      }
+    }
+  }
+
+  void read_cell(int rank, const std::string& text) {
+    auto& actions = schedule_.actions[static_cast<std::size_t>(rank)];
+    if (text.starts_with('(')) {
+      read_overlap_pair(text, actions);
+      return;
+    }
+    for (std::string_view unsupported : {"UNSHARD", "RESHARD", "REDUCE_GRAD"}) {
+      if (text.find(unsupported) != std::string::npos) {
+        throw InputError(fmt::format("'{}' is an FSDP action pipeplan does not model; export the schedule in "
+                                     "PyTorch's compute_only format or delete these cells",
+                                     text));
+      }
+    }
+    actions.push_back(parse_cell(text));
+  }
+
+  // "(0F7;7B3)OVERLAP_F_B": a forward and a backward run as one unit.
+  void read_overlap_pair(const std::string& text, std::vector<Action>& actions) {
+    const auto close = text.find(')');
+    if (close == std::string::npos || text.substr(close + 1) != kOverlapSuffix) {
+      throw InputError(fmt::format("'{}' is not an overlapped pair; write it as (0F7;7B3)OVERLAP_F_B", text));
+    }
+    const std::string inner = text.substr(1, close - 1);
+    const auto separator = inner.find(';');
+    if (separator == std::string::npos) {
+      throw InputError(fmt::format("'{}' needs two actions separated by ';'", text));
+    }
+    Action forward = parse_cell(trim(inner.substr(0, separator)));
+    const Action backward = parse_cell(trim(inner.substr(separator + 1)));
+    if (forward.kind != OpKind::kForward || !produces_input_grad(backward.kind)) {
+      throw InputError(fmt::format("'{}' must pair a forward with a backward, e.g. (0F7;7B3)OVERLAP_F_B", text));
+    }
+    forward.overlapped = true;
+    actions.push_back(forward);
+    actions.push_back(backward);
+  }
+
+  Action parse_cell(const std::string& text) const {
+    Action action = parse_action(text);
+    const bool spelled_b = action.kind == OpKind::kBackward && text.find("BW") == std::string::npos;
+    if (legacy_ && spelled_b) action.kind = OpKind::kBackwardInput;
+    return action;
+  }
+
+  // Without "BW" cells, a file whose "B"s all come with a "W" of the same
+  // (stage, micro-batch) and has no "I" is also in the old spelling.
+  bool backward_is_split_legacy_style() const {
+    std::set<std::pair<int, int>> full, weight;
+    for (const auto& actions : schedule_.actions) {
+      for (const Action& action : actions) {
+        if (action.kind == OpKind::kBackwardInput) return false;
+        if (action.kind == OpKind::kBackward) full.insert({action.stage, action.microbatch});
+        if (action.kind == OpKind::kBackwardWeight) weight.insert({action.stage, action.microbatch});
+      }
+    }
+    return !full.empty() && full == weight;
+  }
+
+  void relabel_legacy_backwards() {
+    for (auto& actions : schedule_.actions) {
+      for (Action& action : actions) {
+        if (action.kind == OpKind::kBackward) action.kind = OpKind::kBackwardInput;
+      }
+    }
+  }
+
+  void infer_shape() {
+    int max_stage = -1;
+    int max_microbatch = -1;
+    for (const auto& actions : schedule_.actions) {
+      for (const Action& action : actions) {
+        max_stage = std::max(max_stage, action.stage);
+        max_microbatch = std::max(max_microbatch, action.microbatch);
+      }
+    }
+    if (max_stage < 0) throw ParseError(source_, 1, 1, "the schedule CSV holds no actions");
+    schedule_.stages = max_stage + 1;
+    schedule_.microbatches = max_microbatch + 1;
+    schedule_.stage_to_rank.assign(static_cast<std::size_t>(schedule_.stages), -1);
+    for (int rank = 0; rank < schedule_.ranks; ++rank) {
+      for (const Action& action : schedule_.actions[static_cast<std::size_t>(rank)]) place(action.stage, rank);
+    }
+    check_placement();
+  }
+
+  void place(int stage, int rank) {
+    int& owner = schedule_.stage_to_rank[static_cast<std::size_t>(stage)];
+    if (owner >= 0 && owner != rank) {
+      throw ParseError(source_, rank + 1, 1,
+                       fmt::format("stage {} appears on rank {} and on rank {}; a stage lives on one rank", stage,
+                                   owner, rank));
+    }
+    owner = rank;
+  }
+
+  void check_placement() const {
+    std::vector<int> per_rank(static_cast<std::size_t>(schedule_.ranks), 0);
+    for (int stage = 0; stage < schedule_.stages; ++stage) {
+      const int owner = schedule_.stage_to_rank[static_cast<std::size_t>(stage)];
+      if (owner < 0) {
+        throw ParseError(source_, 1, 1, fmt::format("stage {} appears in no row; stages must be 0..{} with none "
+                                                    "missing",
+                                                    stage, schedule_.stages - 1));
+      }
+      ++per_rank[static_cast<std::size_t>(owner)];
+    }
+    for (int rank = 0; rank < schedule_.ranks; ++rank) {
+      if (per_rank[static_cast<std::size_t>(rank)] != per_rank.front()) {
+        throw ParseError(source_, rank + 1, 1,
+                         fmt::format("rank {} holds {} stages but rank 0 holds {}; every rank must hold the same "
+                                     "number of stages",
+                                     rank, per_rank[static_cast<std::size_t>(rank)], per_rank.front()));
+      }
+    }
+  }
+
+  std::string source_;
+  bool legacy_ = false;
+  Schedule schedule_;
+};
+
+}  // namespace
+
+Schedule read_schedule_csv(std::istream& in, const std::string& source_name) {
+  return CsvReader(source_name).read(in);
+}
+
+Schedule read_schedule_csv_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("--schedule-csv: cannot open '{}'; check the path", path));
+  return read_schedule_csv(in, path);
+}
+
+std::string write_schedule_csv(const Schedule& schedule) {
+  std::string csv;
+  for (const auto& actions : schedule.actions) {
+    for (std::size_t i = 0; i < actions.size(); ++i) {
+      if (i > 0) csv += ',';
+      if (actions[i].overlapped && i + 1 < actions.size()) {
+        csv += fmt::format("({};{}){}", to_string(actions[i]), to_string(actions[i + 1]), kOverlapSuffix);
+        ++i;
+      } else {
+        csv += to_string(actions[i]);
+      }
+    }
+    csv += '\n';
+  }
+  return csv;
+}
+
+}  // namespace pipeplan::sim

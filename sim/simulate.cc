@@ -1,0 +1,112 @@
+#include "sim/simulate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/error.h"
+#include "sim/dependency_graph.h"
+#include "sim/engine.h"
+#include "sim/lowering.h"
+#include "sim/memory_observer.h"
+#include "sim/usage_observer.h"
+#include "sim/validation.h"
+
+namespace pipeplan::sim {
+namespace {
+
+void check_costs(const Schedule& schedule, const PipelineCosts& costs) {
+  if (costs.stages.size() != static_cast<std::size_t>(schedule.stages) ||
+      costs.static_bytes.size() != static_cast<std::size_t>(schedule.ranks)) {
+    throw InputError(fmt::format("costs cover {} stages and {} ranks but the schedule has {} and {}",
+                                 costs.stages.size(), costs.static_bytes.size(), schedule.stages, schedule.ranks));
+  }
+}
+
+void fill_critical_path(const Schedule& lowered, const ActionIndex& index, const PipelineCosts& costs,
+                        const Topology& topology, bool overlap, SimulationReport& report) {
+  const DependencyGraph graph = build_dependency_graph(
+      lowered, index, overlap ? CommSemantics::kOverlap : CommSemantics::kBlocking, {&costs, &topology});
+  const EarliestStarts starts = earliest_starts(graph);
+  report.critical_path_s = starts.length_s;
+  for (std::uint32_t vertex : critical_path(starts)) {
+    const Action& action = index.action_of_vertex(vertex);
+    if (is_compute(action.kind)) {
+      report.critical_path.push_back(fmt::format("r{}:{}", index.rank_of_vertex(vertex), to_string(action)));
+    }
+  }
+}
+
+void fill_rank_reports(const Schedule& schedule, const PipelineCosts& costs, const UsageObserver& usage,
+                       const MemoryObserver& memory, SimulationReport& report) {
+  double busy_total = 0;
+  for (int rank = 0; rank < schedule.ranks; ++rank) {
+    const RankUsage& use = usage.ranks()[static_cast<std::size_t>(rank)];
+    const RankMemory& mem = memory.ranks()[static_cast<std::size_t>(rank)];
+    RankReport rank_report;
+    rank_report.rank = rank;
+    rank_report.busy_s = use.busy_s;
+    rank_report.span_s = use.span_s();
+    rank_report.idle_s = rank_report.span_s - use.busy_s;
+    rank_report.first_start_s = use.active() ? use.first_start_s : 0;
+    rank_report.last_end_s = use.last_end_s;
+    rank_report.compute_actions = use.compute_actions;
+    rank_report.peak_inflight_chunks = mem.peak_inflight_chunks;
+    rank_report.peak_inflight_microbatches =
+        static_cast<double>(mem.peak_inflight_chunks) * schedule.microbatch_scale / schedule.virtual_stages();
+    rank_report.peak_activation_bytes = mem.peak_activation_bytes;
+    rank_report.static_bytes = costs.static_bytes[static_cast<std::size_t>(rank)];
+    rank_report.peak_memory_bytes = rank_report.static_bytes + mem.peak_activation_bytes;
+    report.cost_s = std::max(report.cost_s, rank_report.span_s);
+    report.ideal_s = std::max(report.ideal_s, use.busy_s);
+    busy_total += use.busy_s;
+    report.ranks_detail.push_back(rank_report);
+  }
+  const double capacity = report.cost_s * schedule.ranks;
+  report.bubble_rate = capacity > 0 ? 1.0 - busy_total / capacity : 0.0;
+  report.bubble_over_ideal = report.ideal_s > 0 ? (report.cost_s - report.ideal_s) / report.ideal_s : 0.0;
+}
+
+}  // namespace
+
+SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
+                          const SimulationOptions& options) {
+  check_costs(schedule, costs);
+  // Validate the form the user wrote (errors then show their actions); the
+  // lowering of a valid compute-only schedule is valid by construction.
+  if (options.validate) validate_schedule(schedule);
+  const Schedule lowered = lower_communication(schedule);
+  SimulationReport report;
+  report.schedule = schedule.name;
+  report.placement = std::string(placement_name(schedule.stage_to_rank, schedule.ranks));
+  report.ranks = schedule.ranks;
+  report.stages = schedule.stages;
+  report.virtual_stages = schedule.virtual_stages();
+  report.microbatches = static_cast<int>(std::lround(schedule.microbatches * schedule.microbatch_scale));
+  report.overlap_comm = options.overlap_comm;
+  report.compute_actions = lowered.compute_action_count();
+  report.actions = lowered.action_count();
+
+
+  UsageObserver usage(schedule.ranks);
+  MemoryObserver memory(costs, schedule.ranks, options.record_timeline);
+  TimelineRecorder recorder;
+  std::vector<EngineObserver*> observers{&usage, &memory};
+  if (options.record_timeline) observers.push_back(&recorder);
+  const EngineResult result = run_engine(lowered, costs, topology, {options.overlap_comm}, observers);
+  report.makespan_s = result.makespan_s;
+  report.transfers = result.transfers;
+  report.links = result.links;
+  fill_rank_reports(schedule, costs, usage, memory, report);
+  if (options.compute_critical_path) {
+    fill_critical_path(lowered, ActionIndex(lowered), costs, topology, options.overlap_comm, report);
+  }
+  if (options.record_timeline) {
+    report.timeline = recorder.take();
+    report.timeline->memory = std::move(memory.samples());
+  }
+  return report;
+}
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,69 @@
+// One call from a schedule and its costs to every figure pipeplan reports:
+// lower, validate, replay, account. The planner calls this same function,
+// so a plan's numbers are the simulator's numbers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/costs.h"
+#include "sim/schedule.h"
+#include "sim/timeline.h"
+#include "sim/topology.h"
+
+namespace pipeplan::sim {
+
+struct SimulationOptions {
+  bool overlap_comm = true;
+  bool validate = true;             // off only for schedules known to be valid
+  bool compute_critical_path = true;
+  bool record_timeline = false;     // for traces and charts
+};
+
+struct RankReport {
+  int rank = 0;
+  double busy_s = 0;   // compute time
+  double span_s = 0;   // first activity to last
+  double idle_s = 0;   // span - busy
+  double first_start_s = 0;
+  double last_end_s = 0;
+  std::size_t compute_actions = 0;
+  int peak_inflight_chunks = 0;
+  double peak_inflight_microbatches = 0;  // chunks / v
+  std::int64_t peak_activation_bytes = 0;
+  std::int64_t static_bytes = 0;
+  std::int64_t peak_memory_bytes = 0;  // static + peak activations
+};
+
+struct SimulationReport {
+  std::string schedule;
+  std::string placement;  // loop, v or custom
+  int ranks = 0;
+  int stages = 0;
+  int virtual_stages = 0;
+  int microbatches = 0;  // the user's micro-batches (naive runs them as one)
+  bool overlap_comm = true;
+
+  double makespan_s = 0;           // first start to last end, all ranks
+  double cost_s = 0;               // max over ranks of its span
+  double ideal_s = 0;              // max over ranks of its busy time
+  double bubble_rate = 0;          // 1 - sum(busy) / (ranks x cost)
+  double bubble_over_ideal = 0;    // (cost - ideal) / ideal
+  double critical_path_s = 0;      // longest path, links uncontended
+  std::vector<std::string> critical_path;  // "r<rank>:<action>", first to last
+
+  std::size_t compute_actions = 0;
+  std::size_t actions = 0;  // lowered, comm included
+  std::size_t transfers = 0;
+  int links = 0;
+  std::vector<RankReport> ranks_detail;
+  std::optional<Timeline> timeline;
+};
+
+// `schedule` may be compute-only (it is lowered here) or lowered.
+SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
+                          const SimulationOptions& options = {});
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,37 @@
+// Links between pipeline ranks. Each direction between two ranks is a
+// link that carries one transfer at a time. Ranks may be grouped into
+// nodes: traffic between two nodes then shares that node pair's link
+// (one per direction), as ranks behind one network port do.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+namespace pipeplan::sim {
+
+struct LinkSpec {
+  double latency_s = 0.0;
+  double bandwidth_bytes_per_s = std::numeric_limits<double>::infinity();
+
+  double transfer_time_s(std::int64_t bytes) const {
+    return latency_s + static_cast<double>(bytes) / bandwidth_bytes_per_s;
+  }
+};
+
+struct Topology {
+  LinkSpec intra_node;      // between ranks of one node (all ranks when ranks_per_node == 0)
+  LinkSpec inter_node;      // between nodes
+  int ranks_per_node = 0;   // 0: every rank pair has its own links
+
+  bool same_node(int a, int b) const { return ranks_per_node <= 0 || a / ranks_per_node == b / ranks_per_node; }
+  const LinkSpec& spec(int src, int dst) const { return same_node(src, dst) ? intra_node : inter_node; }
+  // Identifies the link resource that carries src -> dst traffic.
+  std::uint64_t link_key(int src, int dst) const {
+    const bool shared = !same_node(src, dst);
+    const auto a = static_cast<std::uint64_t>(shared ? src / ranks_per_node : src);
+    const auto b = static_cast<std::uint64_t>(shared ? dst / ranks_per_node : dst);
+    return (a << 32 | b) << 1 | (shared ? 1u : 0u);
+  }
+};
+
+}  // namespace pipeplan::sim

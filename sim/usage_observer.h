@@ -1,0 +1,37 @@
+// Per-rank time accounting from the engine's events: busy compute time and
+// the span from a rank's first to its last activity.
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "sim/observer.h"
+
+namespace pipeplan::sim {
+
+struct RankUsage {
+  double busy_s = 0;  // compute only
+  double first_start_s = std::numeric_limits<double>::infinity();
+  double last_end_s = 0;
+  double comm_blocked_s = 0;  // stream held by SEND/RECV (no overlap)
+  std::size_t compute_actions = 0;
+
+  bool active() const { return first_start_s <= last_end_s; }
+  double span_s() const { return active() ? last_end_s - first_start_s : 0; }
+};
+
+class UsageObserver : public EngineObserver {
+ public:
+  explicit UsageObserver(int ranks) : ranks_(static_cast<std::size_t>(ranks)) {}
+  void on_compute_end(const ComputeRecord& record) override;
+  // A blocking SEND keeps the stream working, so it extends the span; a
+  // blocking RECV is waiting, so it does not.
+  void on_comm_wait(const CommWaitRecord& record) override;
+  const std::vector<RankUsage>& ranks() const { return ranks_; }
+
+ private:
+  std::vector<RankUsage> ranks_;
+};
+
+}  // namespace pipeplan::sim
