@@ -34,11 +34,11 @@ struct SimulateOptions {
   std::optional<std::string> svg_file;
 };
 
-bool wants_gantt(const SimulateOptions& options, const sim::SimulationReport& report) {
+bool wants_gantt(const SimulateOptions& options, const sim::Schedule& schedule) {
   if (options.json) return false;
   if (options.gantt) return true;
-  return report.ranks <= kGanttMaxRanks &&
-         report.compute_actions <= kGanttMaxActionsPerRank * static_cast<std::size_t>(report.ranks);
+  return schedule.ranks <= kGanttMaxRanks &&
+         schedule.compute_action_count() <= kGanttMaxActionsPerRank * static_cast<std::size_t>(schedule.ranks);
 }
 
 bool splits_backward(const sim::Schedule& schedule) {
@@ -61,9 +61,10 @@ void run_simulate(const SimulateOptions& options) {
     throw InputError(fmt::format("{} splits the backward into I and W: give --tw, the weight-gradient time (ms)",
                                  schedule.name));
   }
+  const bool gantt = wants_gantt(options, schedule);
   sim::SimulationOptions simulation;
   simulation.overlap_comm = !options.no_overlap;
-  simulation.record_timeline = true;
+  simulation.record_timeline = gantt || options.trace_file || options.svg_file;
   const sim::SimulationReport report =
       sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule), costs.topology, simulation);
 
@@ -73,7 +74,7 @@ void run_simulate(const SimulateOptions& options) {
     std::cout << json.dump(2) << '\n';
   } else {
     std::cout << sim::report_to_text(report) << fmt::format("  costs: {}\n", costs.source);
-    if (wants_gantt(options, report)) std::cout << '\n' << sim::ascii_gantt(report);
+    if (gantt) std::cout << '\n' << sim::ascii_gantt(report);
   }
   if (options.trace_file) write_text_file(*options.trace_file, sim::chrome_trace_json(report), "--trace");
   if (options.svg_file) write_text_file(*options.svg_file, sim::svg_gantt(report), "--svg");

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <queue>
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
 #include "common/error.h"
+#include "sim/event_queue.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -46,29 +47,6 @@ struct RankState {
   bool running = false;
 };
 
-// 16 bytes, so the event heap stays small and cheap to sift. `tag` holds the
-// scheduling sequence number (ties resolve in scheduling order, so runs are
-// deterministic), a transfer bit and the rank or link id.
-class Event {
- public:
-  static constexpr int kIdBits = 24;
-  static constexpr std::uint64_t kIdMask = (std::uint64_t{1} << kIdBits) - 1;
-  static constexpr std::uint64_t kTransferBit = std::uint64_t{1} << kIdBits;
-
-  Event(double time_s, std::uint64_t sequence, int id, bool is_transfer)
-      : time_s_(time_s),
-        tag_(sequence << (kIdBits + 1) | (is_transfer ? kTransferBit : 0) | static_cast<std::uint64_t>(id)) {}
-  double time_s() const { return time_s_; }
-  int id() const { return static_cast<int>(tag_ & kIdMask); }
-  bool is_transfer() const { return (tag_ & kTransferBit) != 0; }
-  bool operator>(const Event& other) const {
-    return time_s_ != other.time_s_ ? time_s_ > other.time_s_ : tag_ > other.tag_;
-  }
-
- private:
-  double time_s_;
-  std::uint64_t tag_;
-};
 
 class Engine {
  public:
@@ -77,20 +55,29 @@ class Engine {
       : schedule_(schedule), costs_(costs), options_(options), observers_(observers) {
     ready_.assign(static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches) * 2,
                   kNotReady);
+    durations_.reserve(static_cast<std::size_t>(schedule.stages) * kComputeKinds);
+    for (const StageCost& stage : costs.stages) {
+      for (int kind = 0; kind < kComputeKinds; ++kind) {
+        durations_.push_back(action_duration_s(stage, static_cast<OpKind>(kind)));
+      }
+    }
     ranks_.resize(static_cast<std::size_t>(schedule.ranks));
     build_links(topology);
+    if (std::max<std::size_t>(ranks_.size(), links_.size()) > EventQueue::kIdMask) {
+      throw InputError(fmt::format("{} ranks and {} links exceed the engine's limit of {}", ranks_.size(),
+                                   links_.size(), EventQueue::kIdMask));
+    }
   }
 
   EngineResult run() {
     for (int rank = 0; rank < schedule_.ranks; ++rank) advance(rank);
     while (!events_.empty()) {
-      const Event event = events_.top();
-      events_.pop();
-      now_ = event.time_s();
-      if (event.is_transfer()) {
-        finish_transfer(event.id());
+      const EventQueue::Event event = events_.pop();
+      now_ = event.time_s;
+      if (EventQueue::is_transfer(event)) {
+        finish_transfer(EventQueue::id(event));
       } else {
-        finish_compute(event.id());
+        finish_compute(EventQueue::id(event));
       }
     }
     check_finished();
@@ -127,9 +114,6 @@ class Engine {
 
   std::int64_t data_key(int stage, int mb, Direction direction) const {
     return (static_cast<std::int64_t>(stage) * schedule_.microbatches + mb) * 2 + direction;
-  }
-  int consumer_rank(std::int64_t key) const {
-    return schedule_.rank_of(static_cast<int>(key / 2 / schedule_.microbatches));
   }
   bool is_ready(std::int64_t key) const { return ready_[static_cast<std::size_t>(key)] != kNotReady; }
 
@@ -197,13 +181,14 @@ class Engine {
   }
 
   void start_compute(int rank, const Action& action) {
-    const double duration = action_duration_s(costs_.stages[static_cast<std::size_t>(action.stage)], action.kind);
+    const double duration =
+        durations_[static_cast<std::size_t>(action.stage) * kComputeKinds + static_cast<std::size_t>(action.kind)];
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
     state.running = true;
     state.compute_start_s = now_;
     const ComputeRecord record{rank, action, now_, now_ + duration};
     for (EngineObserver* observer : observers_) observer->on_compute_start(record);
-    events_.emplace(now_ + duration, sequence_++, rank, false);
+    events_.push(now_ + duration, rank, false);
   }
 
   void finish_compute(int rank) {
@@ -217,9 +202,9 @@ class Engine {
     // A neighbour stage on the same rank gets its input without a transfer.
     if (action.kind == OpKind::kForward && action.stage + 1 < schedule_.stages &&
         schedule_.rank_of(action.stage + 1) == rank) {
-      deliver(data_key(action.stage + 1, action.microbatch, kActivation));
+      deliver(data_key(action.stage + 1, action.microbatch, kActivation), rank);
     } else if (produces_input_grad(action.kind) && action.stage > 0 && schedule_.rank_of(action.stage - 1) == rank) {
-      deliver(data_key(action.stage - 1, action.microbatch, kGradient));
+      deliver(data_key(action.stage - 1, action.microbatch, kGradient), rank);
     }
     advance(rank);
   }
@@ -253,7 +238,7 @@ class Engine {
     transfer.start_s = now_;
     link.busy = true;
     link.current = transfer;
-    events_.emplace(now_ + transfer.duration_s, sequence_++, link_id, true);
+    events_.push(now_ + transfer.duration_s, link_id, true);
   }
 
   void finish_transfer(int link_id) {
@@ -271,7 +256,7 @@ class Engine {
         link.queue_head = 0;
       }
     }
-    deliver(done.data_key);
+    deliver(done.data_key, done.dst_rank);
     RankState& sender = ranks_[static_cast<std::size_t>(done.src_rank)];
     if (sender.waiting_for_send) {
       sender.waiting_for_send = false;
@@ -280,10 +265,9 @@ class Engine {
     }
   }
 
-  // Marks data as arrived and wakes the rank blocked on it, if any.
-  void deliver(std::int64_t key) {
+  // Marks data as arrived at `rank` and wakes it if it is blocked on it.
+  void deliver(std::int64_t key, int rank) {
     ready_[static_cast<std::size_t>(key)] = now_;
-    const int rank = consumer_rank(key);
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
     if (state.waiting_for != key) return;
     state.waiting_for = kNotWaiting;
@@ -319,13 +303,14 @@ class Engine {
   const EngineOptions options_;
   std::span<EngineObserver* const> observers_;
 
+  static constexpr int kComputeKinds = 4;  // F, B, I, W lead the OpKind enum
+  std::vector<double> durations_;           // [stage][compute kind]
   std::vector<double> ready_;
   std::vector<RankState> ranks_;
   std::vector<Link> links_;
   std::vector<int> forward_link_;
   std::vector<int> backward_link_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::uint64_t sequence_ = 0;
+  EventQueue events_;
   double now_ = 0;
   std::size_t executed_ = 0;
   std::size_t transfers_ = 0;

@@ -32,9 +32,13 @@ void fill_critical_path(const Schedule& lowered, const ActionIndex& index, const
   report.critical_path_s = starts.length_s;
   for (std::uint32_t vertex : critical_path(starts)) {
     const Action& action = index.action_of_vertex(vertex);
-    if (is_compute(action.kind)) {
-      report.critical_path.push_back(fmt::format("r{}:{}", index.rank_of_vertex(vertex), to_string(action)));
+    if (!is_compute(action.kind)) continue;
+    const int rank = index.rank_of_vertex(vertex);
+    if (report.critical_path.empty() || report.critical_path.back().rank != rank) {
+      report.critical_path.push_back({rank, action, action, 0});
     }
+    report.critical_path.back().last = action;
+    ++report.critical_path.back().actions;
   }
 }
 
@@ -64,8 +68,11 @@ void fill_rank_reports(const Schedule& schedule, const PipelineCosts& costs, con
     report.ranks_detail.push_back(rank_report);
   }
   const double capacity = report.cost_s * schedule.ranks;
-  report.bubble_rate = capacity > 0 ? 1.0 - busy_total / capacity : 0.0;
-  report.bubble_over_ideal = report.ideal_s > 0 ? (report.cost_s - report.ideal_s) / report.ideal_s : 0.0;
+  // Both are >= 0 by construction (cost >= every rank's busy time); the
+  // clamp only drops rounding noise such as -1e-17.
+  report.bubble_rate = capacity > 0 ? std::max(0.0, 1.0 - busy_total / capacity) : 0.0;
+  report.bubble_over_ideal =
+      report.ideal_s > 0 ? std::max(0.0, (report.cost_s - report.ideal_s) / report.ideal_s) : 0.0;
 }
 
 }  // namespace
@@ -75,8 +82,8 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   check_costs(schedule, costs);
   // Validate the form the user wrote (errors then show their actions); the
   // lowering of a valid compute-only schedule is valid by construction.
-  if (options.validate) validate_schedule(schedule);
-  const Schedule lowered = lower_communication(schedule);
+  std::optional<ActionIndex> index;
+  if (options.validate) index.emplace(validate_schedule(schedule));
   SimulationReport report;
   report.schedule = schedule.name;
   report.placement = std::string(placement_name(schedule.stage_to_rank, schedule.ranks));
@@ -85,22 +92,32 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   report.virtual_stages = schedule.virtual_stages();
   report.microbatches = static_cast<int>(std::lround(schedule.microbatches * schedule.microbatch_scale));
   report.overlap_comm = options.overlap_comm;
-  report.compute_actions = lowered.compute_action_count();
-  report.actions = lowered.action_count();
-
 
   UsageObserver usage(schedule.ranks);
   MemoryObserver memory(costs, schedule.ranks, options.record_timeline);
   TimelineRecorder recorder;
   std::vector<EngineObserver*> observers{&usage, &memory};
   if (options.record_timeline) observers.push_back(&recorder);
-  const EngineResult result = run_engine(lowered, costs, topology, {options.overlap_comm}, observers);
+  // Under overlap, the compute-only graph (a cross-rank input is an edge
+  // weighted by its transfer) has the lowered graph's critical path with
+  // less than half the vertices; blocking SENDs need the lowered form.
+  const bool path_on_compute_form = options.overlap_comm && !schedule.has_comm();
+  std::optional<Schedule> lowered(lower_communication(schedule));
+  report.compute_actions = lowered->compute_action_count();
+  report.actions = lowered->action_count();
+  const EngineResult result = run_engine(*lowered, costs, topology, {options.overlap_comm}, observers);
   report.makespan_s = result.makespan_s;
   report.transfers = result.transfers;
   report.links = result.links;
   fill_rank_reports(schedule, costs, usage, memory, report);
   if (options.compute_critical_path) {
-    fill_critical_path(lowered, ActionIndex(lowered), costs, topology, options.overlap_comm, report);
+    if (path_on_compute_form) {
+      lowered.reset();
+      if (!index) index.emplace(schedule);
+      fill_critical_path(schedule, *index, costs, topology, true, report);
+    } else {
+      fill_critical_path(*lowered, ActionIndex(*lowered), costs, topology, options.overlap_comm, report);
+    }
   }
   if (options.record_timeline) {
     report.timeline = recorder.take();

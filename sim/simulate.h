@@ -37,6 +37,14 @@ struct RankReport {
   std::int64_t peak_memory_bytes = 0;  // static + peak activations
 };
 
+// A run of consecutive critical-path compute actions on one rank.
+struct CriticalSegment {
+  int rank = 0;
+  Action first;
+  Action last;
+  std::size_t actions = 0;
+};
+
 struct SimulationReport {
   std::string schedule;
   std::string placement;  // loop, v or custom
@@ -52,7 +60,7 @@ struct SimulationReport {
   double bubble_rate = 0;          // 1 - sum(busy) / (ranks x cost)
   double bubble_over_ideal = 0;    // (cost - ideal) / ideal
   double critical_path_s = 0;      // longest path, links uncontended
-  std::vector<std::string> critical_path;  // "r<rank>:<action>", first to last
+  std::vector<CriticalSegment> critical_path;  // first to last
 
   std::size_t compute_actions = 0;
   std::size_t actions = 0;  // lowered, comm included

@@ -73,6 +73,14 @@ Schedule generate_schedule(std::string_view name, PipelineShape shape) {
     throw InputError(fmt::format("--microbatch-group-size must be >= 1 (got {})", shape.microbatch_group_size));
   }
   if (shape.virtual_stages == 0) shape.virtual_stages = family.default_virtual_stages;
+  // Up to 3 compute actions per (stage, micro-batch); vertices are 32-bit.
+  constexpr double kMaxComputeActions = 1e9;
+  const double actions = 3.0 * shape.ranks * shape.virtual_stages * static_cast<double>(shape.microbatches);
+  if (actions > kMaxComputeActions) {
+    throw InputError(fmt::format("p = {}, v = {}, m = {} makes about {:.2g} actions, over the {:.0g} pipeplan "
+                                 "handles; lower --stages, --virtual or --microbatches",
+                                 shape.ranks, shape.virtual_stages, shape.microbatches, actions, kMaxComputeActions));
+  }
   return family.generate(shape);
 }
 

@@ -47,7 +47,14 @@ nlohmann::ordered_json report_to_json(const SimulationReport& report) {
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankReport& rank : report.ranks_detail) ranks.push_back(rank_to_json(rank));
   json["ranks_detail"] = std::move(ranks);
-  json["critical_path"] = report.critical_path;
+  nlohmann::ordered_json path = nlohmann::ordered_json::array();
+  for (const CriticalSegment& segment : report.critical_path) {
+    path.push_back({{"rank", segment.rank},
+                    {"first", to_string(segment.first)},
+                    {"last", to_string(segment.last)},
+                    {"actions", segment.actions}});
+  }
+  json["critical_path"] = std::move(path);
   return json;
 }
 

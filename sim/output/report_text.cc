@@ -35,8 +35,26 @@ std::string rank_table(const SimulationReport& report) {
   return text;
 }
 
+// The ranks the critical path walks through, when that is short enough to read.
+std::string critical_path_line(const SimulationReport& report) {
+  constexpr std::size_t kMaxSegments = 12;
+  if (report.critical_path.empty()) return "";
+  if (report.critical_path.size() > kMaxSegments) {
+    return fmt::format("  critical path crosses ranks {} times\n", report.critical_path.size() - 1);
+  }
+  std::string text = "  critical path: ";
+  for (std::size_t i = 0; i < report.critical_path.size(); ++i) {
+    const CriticalSegment& segment = report.critical_path[i];
+    text += fmt::format("{}rank {} {}..{} ({})", i == 0 ? "" : " -> ", segment.rank, to_string(segment.first),
+                        to_string(segment.last), segment.actions);
+  }
+  return text + "\n";
+}
+
 }  // namespace
 
-std::string report_to_text(const SimulationReport& report) { return headline(report) + rank_table(report); }
+std::string report_to_text(const SimulationReport& report) {
+  return headline(report) + critical_path_line(report) + rank_table(report);
+}
 
 }  // namespace pipeplan::sim

@@ -1,0 +1,163 @@
+// The pipeplan binary end to end: help texts, outputs that agree with the
+// library, files written, and bad input answered with one line on stderr
+// and exit code 2 (never a crash or a hang).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+const std::string kBinary = PIPEPLAN_BINARY;
+const std::string kData = PIPEPLAN_TEST_DATA_DIR;
+const std::string kConfigs = PIPEPLAN_CONFIG_DIR;
+
+struct CommandResult {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Per process: ctest runs the tests of this file in parallel.
+std::string temp_path(const std::string& name) {
+  return ::testing::TempDir() + "pipeplan_cli_" + std::to_string(getpid()) + "_" + name;
+}
+
+CommandResult run(const std::string& args) {
+  const std::string out = temp_path("stdout"), err = temp_path("stderr");
+  const std::string command = "timeout 120 " + kBinary + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+std::size_t lines(const std::string& text) {
+  std::size_t count = 0;
+  for (char c : text) count += c == '\n';
+  return count;
+}
+
+// Bad input: exit 2, one line on stderr naming the problem.
+void expect_refused(const std::string& args, const std::string& needle) {
+  const CommandResult result = run(args);
+  EXPECT_EQ(result.code, 2) << args << "\n" << result.err;
+  EXPECT_EQ(lines(result.err), 1u) << args << "\n" << result.err;
+  EXPECT_EQ(result.err.rfind("pipeplan: error: ", 0), 0u) << result.err;
+  EXPECT_NE(result.err.find(needle), std::string::npos) << args << "\n" << result.err;
+}
+
+TEST(Cli, HelpListsCommandsAndOptionsWithUnitsAndDefaults) {
+  const CommandResult top = run("--help");
+  EXPECT_EQ(top.code, 0);
+  EXPECT_NE(top.out.find("simulate"), std::string::npos);
+  EXPECT_NE(top.out.find("schedule"), std::string::npos);
+  const CommandResult simulate = run("simulate --help");
+  EXPECT_EQ(simulate.code, 0);
+  for (const char* text : {"--tf", "ms", "--act-bytes", "--link-bandwidth", "default", "--stages INT=8",
+                           "--microbatches INT=24", "--no-overlap", "--trace", "--svg", "--json"}) {
+    EXPECT_NE(simulate.out.find(text), std::string::npos) << text;
+  }
+}
+
+TEST(Cli, DefaultRunIsARealModelsMeasuredCosts) {
+  const CommandResult result = run("simulate --schedule ZBH1 --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  // Zero Bubble Table 9, 1.5B model, ZB-H1: bubble rate 0.1585.
+  EXPECT_NEAR(json["bubble_rate"].get<double>(), 0.1585, 5e-5);
+  EXPECT_NE(json["cost_source"].get<std::string>().find("Zero Bubble"), std::string::npos);
+  for (const char* key : {"schedule", "stages", "ranks", "microbatches", "virtual", "makespan_ms", "cost_ms",
+                          "ideal_ms", "bubble_rate", "bubble_over_ideal", "critical_path_ms", "compute_actions",
+                          "ranks_detail"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  ASSERT_EQ(json["ranks_detail"].size(), 8u);
+  for (const char* key : {"rank", "busy_ms", "idle_ms", "span_ms", "peak_inflight_microbatches",
+                          "peak_activation_bytes", "peak_memory_bytes"}) {
+    EXPECT_TRUE(json["ranks_detail"][0].contains(key)) << key;
+  }
+}
+
+TEST(Cli, CostsFileGivesTheSameAnswerAsOptions) {
+  const CommandResult from_file = run("simulate --schedule ZBH2 --json --costs " + kConfigs + "/costs/zero_bubble_1p5b.yaml");
+  const CommandResult from_options = run("simulate --schedule ZBH2 --json --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601");
+  ASSERT_EQ(from_file.code, 0) << from_file.err;
+  ASSERT_EQ(from_options.code, 0) << from_options.err;
+  EXPECT_EQ(nlohmann::json::parse(from_file.out)["cost_ms"], nlohmann::json::parse(from_options.out)["cost_ms"]);
+}
+
+TEST(Cli, WritesTraceSvgAndCsvThatRoundTrip) {
+  const std::string trace = temp_path("trace.json"), svg = temp_path("gantt.svg"), csv = temp_path("zbv.csv");
+  const CommandResult simulated = run("simulate --schedule ZBV -p 4 -m 8 --tf 2 --tb 2 --tw 2 --tcomm 0.1 --json --trace " +
+                            trace + " --svg " + svg);
+  ASSERT_EQ(simulated.code, 0) << simulated.err;
+  EXPECT_TRUE(nlohmann::json::parse(slurp(trace)).contains("traceEvents"));
+  EXPECT_NE(slurp(svg).find("</svg>"), std::string::npos);
+  const CommandResult exported = run("schedule --schedule ZBV -p 4 -m 8 --csv-out " + csv);
+  ASSERT_EQ(exported.code, 0) << exported.err;
+  const CommandResult replayed = run("simulate --schedule-csv " + csv + " --tf 2 --tb 2 --tw 2 --tcomm 0.1 --json");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  const auto a = nlohmann::json::parse(simulated.out), b = nlohmann::json::parse(replayed.out);
+  EXPECT_EQ(a["cost_ms"], b["cost_ms"]);
+  EXPECT_EQ(a["ranks_detail"], b["ranks_detail"]);
+}
+
+TEST(Cli, SimulatesAPyTorchCsvWithCommunication) {
+  const CommandResult result = run("simulate --schedule-csv " + kData + "/zb1p_2rank_with_comms.csv --tf 1 --tb 1 --tw 1");
+  EXPECT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.out.find("bubble rate"), std::string::npos);
+}
+
+TEST(Cli, ComparesEverySchedule) {
+  const CommandResult result = run("simulate --schedule all -p 4 -m 8 --tf 1 --tb 1 --tw 1 --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_GE(nlohmann::json::parse(result.out)["comparison"].size(), 9u);
+}
+
+TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
+  expect_refused("simulate --schedule Bogus", "valid names");
+  expect_refused("simulate -p 0", "--stages must be >= 1");
+  expect_refused("simulate -m 0", "--microbatches must be >= 1");
+  expect_refused("simulate --tf -1 --tb 1", "negative");
+  expect_refused("simulate --tf nan --tb 1", "not a finite number");
+  expect_refused("simulate --tf abc --tb 1", "not a number");
+  expect_refused("simulate -p 4 --tf 1,2,3 --tb 1", "lists 3 values");
+  expect_refused("simulate --schedule ZBH1 --tf 1 --tb 1", "give --tw");
+  expect_refused("simulate --schedule Interleaved1F1B -p 4 -m 6 --tf 1 --tb 1", "divisible");
+  expect_refused("simulate --schedule DualPipeV -p 4 -m 6 --tf 1 --tb 1 --tw 1", ">= 2 x --stages");
+  expect_refused("simulate --schedule ZBV -v 3 --tf 1 --tb 1 --tw 1", "--virtual 2");
+  expect_refused("simulate --act-bytes 1GiB --wgrad-bytes 2GiB", "exceeds --act-bytes");
+  expect_refused("simulate --link-bandwidth 0GB/s", "bandwidths must be > 0");
+  expect_refused("simulate --schedule-csv /nonexistent.csv", "cannot open");
+  expect_refused("simulate --trace /nonexistent/dir/trace.json", "cannot write");
+  expect_refused("simulate --no-such-option", "no-such-option");
+  expect_refused("simulate --costs " + kData + "/costs_unknown_key.yaml", "costs_unknown_key.yaml:3:1: unknown key");
+  expect_refused("simulate --costs " + kData + "/costs_malformed.yaml", "costs_malformed.yaml:2");
+}
+
+TEST(Cli, MalformedCsvNamesLineAndColumn) {
+  const std::string csv = temp_path("bad.csv");
+  std::ofstream(csv) << "0F0,0B0\n1F0,1Q0,1B0\n";
+  expect_refused("simulate --schedule-csv " + csv, "bad.csv:2:5: unknown action '1Q0'");
+}
+
+TEST(Cli, DeadlockIsRefusedWithTheGrid) {
+  const CommandResult result = run("simulate --schedule-csv " + kData + "/deadlock_2rank.csv --tf 1 --tb 1");
+  EXPECT_EQ(result.code, 2);
+  EXPECT_EQ(result.err.rfind("pipeplan: error: the schedule deadlocks", 0), 0u) << result.err;
+  EXPECT_NE(result.err.find("[0B0]"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("rank 1"), std::string::npos) << result.err;
+}
+
+}  // namespace
