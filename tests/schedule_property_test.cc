@@ -108,6 +108,32 @@ TEST_P(ScheduleGrid, EveryScheduleValidatesOrIsRefused) {
   EXPECT_GT(simulated, 0) << name << " p=" << p << ": nothing generated";
 }
 
+// Megatron's micro-batch group size: every accepted (p, m, v, g) replays.
+TEST(ScheduleGridGroups, InterleavedGroupSizesValidateOrAreRefused) {
+  int simulated = 0;
+  for (int p = 1; p <= 8; ++p) {
+    for (int m = 1; m <= 32; ++m) {
+      for (int v : {2, 3}) {
+        for (int g : {p, p + 1, 2 * p, m}) {
+          const std::string label = "Interleaved1F1B p=" + std::to_string(p) + " m=" + std::to_string(m) +
+                                    " v=" + std::to_string(v) + " g=" + std::to_string(g);
+          Schedule schedule;
+          try {
+            schedule = generate_schedule("Interleaved1F1B", {p, m, v, g});
+          } catch (const InputError&) {
+            continue;
+          }
+          SimulationOptions options;
+          options.record_timeline = true;
+          check_replay(schedule, testing::simulate_uniform(schedule, {kTf, kTb, kTw, kComm}, options), label);
+          ++simulated;
+        }
+      }
+    }
+  }
+  EXPECT_GT(simulated, 500);
+}
+
 std::vector<std::string> family_names() {
   std::vector<std::string> names;
   for (const ScheduleFamily& family : schedule_families()) names.emplace_back(family.name);

@@ -15,18 +15,39 @@
 
 namespace pipeplan::sim {
 
+namespace {
+
+// Megatron takes the group size in [p, m]. Every group, the last (which
+// takes what remains) included, needs at least p micro-batches or the
+// order deadlocks; with the default g = p that is m % p == 0.
+void check_groups(int p, int m, int group, bool default_group) {
+  if (default_group && m % p != 0) {
+    throw InputError(fmt::format(
+        "Interleaved1F1B needs --microbatches divisible by --stages ({} % {} != 0): use m = {} or {}, "
+        "or set --microbatch-group-size",
+        m, p, std::max(p, m / p * p), (m / p + 1) * p));
+  }
+  if (group < p || group > m) {
+    throw InputError(fmt::format("--microbatch-group-size {} must lie in [p, m] = [{}, {}]", group, p, m));
+  }
+  const int last = m % group == 0 ? group : m % group;
+  if (last < p) {
+    throw InputError(fmt::format("Interleaved1F1B: the last micro-batch group would hold m % g = {} < p = {} "
+                                 "micro-batches and the order deadlocks; pick m and --microbatch-group-size with "
+                                 "m % g == 0 or m % g >= p",
+                                 last, p));
+  }
+}
+
+}  // namespace
+
 Schedule generate_interleaved_1f1b(const PipelineShape& shape) {
   const int p = shape.ranks;
   const int m = shape.microbatches;
   const int v = shape.virtual_stages;
   const bool default_group = shape.microbatch_group_size == 0;
   const int group = default_group ? p : shape.microbatch_group_size;
-  if (v > 1 && default_group && m % p != 0) {
-    throw InputError(fmt::format(
-        "Interleaved1F1B needs --microbatches divisible by --stages ({} % {} != 0): use m = {} or {}, "
-        "or set --microbatch-group-size",
-        m, p, std::max(p, m / p * p), (m / p + 1) * p));
-  }
+  if (v > 1) check_groups(p, m, group, default_group);
   Schedule schedule = make_schedule("Interleaved1F1B", shape, StagePlacement::kLoop);
   for (int rank = 0; rank < p; ++rank) {
     auto [forwards, backwards] = interleaved_tables(rank, p, m, v, group);
