@@ -86,4 +86,4 @@ BENCHMARK_CAPTURE(BM_SimulateFull, ZBH2, "ZBH2")->Apply(shapes);
 }  // namespace
 }  // namespace pipeplan::sim
 
-BENCHMARK_MAIN();
+

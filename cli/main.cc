@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "cli/model_command.h"
 #include "cli/schedule_command.h"
 #include "cli/simulate_command.h"
 #include "common/error.h"
@@ -22,6 +23,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   pipeplan::cli::register_simulate_command(app);
   pipeplan::cli::register_schedule_command(app);
+  pipeplan::cli::register_model_command(app);
+  pipeplan::cli::register_hardware_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

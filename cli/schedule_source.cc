@@ -14,7 +14,8 @@ void add_schedule_options(CLI::App& command, ScheduleSource& source) {
   command.add_option("--schedule-csv", source.csv_file,
                      "Read the schedule from a PyTorch schedule CSV (one row per rank) instead of generating it");
   source.ranks_option =
-      command.add_option("--stages,-p", source.ranks, "Pipeline ranks p (each holds --virtual stages)")
+      command.add_option("--stages,-p,--pp", source.ranks,
+                                                "Pipeline ranks p (pipeline_model_parallel_size; each holds --virtual stages)")
           ->capture_default_str();
   source.microbatches_option =
       command.add_option("--microbatches,-m", source.microbatches, "Micro-batches per iteration m")

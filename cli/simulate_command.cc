@@ -7,6 +7,7 @@
 
 #include "cli/compare_schedules.h"
 #include "cli/cost_inputs.h"
+#include "cli/model_simulate.h"
 #include "cli/output_files.h"
 #include "cli/schedule_source.h"
 #include "common/error.h"
@@ -27,6 +28,7 @@ constexpr std::size_t kGanttMaxActionsPerRank = 48;
 struct SimulateOptions {
   ScheduleSource source;
   CostInputs costs;
+  ModelSimulateOptions model;
   bool no_overlap = false;
   bool json = false;
   bool gantt = false;
@@ -50,7 +52,22 @@ bool splits_backward(const sim::Schedule& schedule) {
   return false;
 }
 
+bool has_given_costs(const CostInputs& costs) {
+  return costs.tf || costs.tb || costs.tw || costs.costs_file || costs.act_bytes || costs.wgrad_bytes ||
+         costs.static_bytes || costs.p2p_bytes;
+}
+
 void run_simulate(const SimulateOptions& options) {
+  if (options.model.model) {
+    if (has_given_costs(options.costs)) {
+      throw InputError("--tf/--tb/--tw/--costs and the byte options cannot be combined with --model: its costs come "
+                       "from the cost model");
+    }
+    run_model_simulate(options.model, options.source,
+                       {options.json, options.no_overlap, options.trace_file, options.svg_file});
+    return;
+  }
+  if (options.model.hardware) throw InputError("--hardware needs --model (costs from the cost model)");
   const ResolvedCosts costs = resolve_costs(options.costs);
   if (options.source.csv_file == std::nullopt && options.source.name == "all") {
     compare_schedules(options.source, costs, !options.no_overlap, options.json, std::cout);
@@ -90,6 +107,7 @@ void register_simulate_command(CLI::App& app) {
       "per-rank peak memory. --schedule all compares every schedule on the same costs.");
   add_schedule_options(*command, options->source);
   add_cost_options(*command, options->costs);
+  add_model_simulate_options(*command, options->model);
   command->add_flag("--no-overlap", options->no_overlap,
                     "Communication blocks the compute stream (default: it overlaps)");
   command->add_flag("--json", options->json, "Print one JSON object instead of the summary");

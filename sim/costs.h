@@ -19,6 +19,7 @@ struct StageCost {
   // a full B frees M_B.
   std::int64_t activation_bytes = 0;   // M_B
   std::int64_t weight_grad_bytes = 0;  // M_W
+  std::int64_t logits_bytes = 0;       // of M_B: output-layer logits, reported apart
   // Payload of one point-to-point message to a neighbour stage (activation
   // forward, input gradient backward).
   std::int64_t send_bytes = 0;

@@ -12,26 +12,34 @@ MemoryObserver::MemoryObserver(const PipelineCosts& costs, int ranks, bool recor
 void MemoryObserver::on_compute_start(const ComputeRecord& record) {
   if (record.action.kind != OpKind::kForward) return;
   const StageCost& cost = costs_.stages[static_cast<std::size_t>(record.action.stage)];
-  change(record.rank, record.start_s, cost.activation_bytes, 1);
+  change(record.rank, record.start_s, cost.activation_bytes, cost.logits_bytes, 1);
 }
 
 void MemoryObserver::on_compute_end(const ComputeRecord& record) {
   const StageCost& cost = costs_.stages[static_cast<std::size_t>(record.action.stage)];
   switch (record.action.kind) {
-    case OpKind::kBackward: change(record.rank, record.end_s, -cost.activation_bytes, -1); break;
-    case OpKind::kBackwardInput:
-      change(record.rank, record.end_s, -(cost.activation_bytes - cost.weight_grad_bytes), -1);
+    case OpKind::kBackward:
+      change(record.rank, record.end_s, -cost.activation_bytes, -cost.logits_bytes, -1);
       break;
-    case OpKind::kBackwardWeight: change(record.rank, record.end_s, -cost.weight_grad_bytes, 0); break;
+    case OpKind::kBackwardInput:
+      change(record.rank, record.end_s, -(cost.activation_bytes - cost.weight_grad_bytes), -cost.logits_bytes, -1);
+      break;
+    case OpKind::kBackwardWeight: change(record.rank, record.end_s, -cost.weight_grad_bytes, 0, 0); break;
     default: break;
   }
 }
 
-void MemoryObserver::change(int rank, double time_s, std::int64_t delta_bytes, int delta_chunks) {
+// The logits leave with the input-gradient pass (the loss backward needs them).
+void MemoryObserver::change(int rank, double time_s, std::int64_t delta_bytes, std::int64_t delta_logits,
+                            int delta_chunks) {
   RankMemory& memory = ranks_[static_cast<std::size_t>(rank)];
   memory.activation_bytes += delta_bytes;
+  memory.logits_bytes += delta_logits;
   memory.inflight_chunks += delta_chunks;
-  memory.peak_activation_bytes = std::max(memory.peak_activation_bytes, memory.activation_bytes);
+  if (memory.activation_bytes > memory.peak_activation_bytes) {
+    memory.peak_activation_bytes = memory.activation_bytes;
+    memory.logits_at_peak_bytes = memory.logits_bytes;
+  }
   memory.peak_inflight_chunks = std::max(memory.peak_inflight_chunks, memory.inflight_chunks);
   if (record_samples_) samples_[static_cast<std::size_t>(rank)].push_back({time_s, memory.activation_bytes});
 }

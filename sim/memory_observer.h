@@ -19,6 +19,8 @@ struct MemorySample {
 struct RankMemory {
   std::int64_t activation_bytes = 0;
   std::int64_t peak_activation_bytes = 0;
+  std::int64_t logits_bytes = 0;
+  std::int64_t logits_at_peak_bytes = 0;  // the logits share of the peak
   int inflight_chunks = 0;
   int peak_inflight_chunks = 0;
 };
@@ -34,7 +36,7 @@ class MemoryObserver : public EngineObserver {
   std::vector<std::vector<MemorySample>>& samples() { return samples_; }
 
  private:
-  void change(int rank, double time_s, std::int64_t delta_bytes, int delta_chunks);
+  void change(int rank, double time_s, std::int64_t delta_bytes, std::int64_t delta_logits, int delta_chunks);
 
   const PipelineCosts& costs_;
   bool record_samples_;

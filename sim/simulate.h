@@ -20,6 +20,11 @@ struct SimulationOptions {
   bool validate = true;             // off only for schedules known to be valid
   bool compute_critical_path = true;
   bool record_timeline = false;     // for traces and charts
+  // Replay without the event queue, every link free when a transfer is
+  // issued (replay_uncontended): exact unless transfers would queue; for
+  // searches. Needs overlap_comm; reports no transfers or critical path
+  // segments (the critical path equals the makespan).
+  bool uncontended_links = false;
 };
 
 struct RankReport {
@@ -33,6 +38,7 @@ struct RankReport {
   int peak_inflight_chunks = 0;
   double peak_inflight_microbatches = 0;  // chunks / v
   std::int64_t peak_activation_bytes = 0;
+  std::int64_t peak_logits_bytes = 0;  // the logits share of peak_activation_bytes
   std::int64_t static_bytes = 0;
   std::int64_t peak_memory_bytes = 0;  // static + peak activations
 };

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/temp_files.h"
+
 namespace {
 
 const std::string kBinary = PIPEPLAN_BINARY;
@@ -30,10 +32,7 @@ std::string slurp(const std::string& path) {
   return text.str();
 }
 
-// Per process: ctest runs the tests of this file in parallel.
-std::string temp_path(const std::string& name) {
-  return ::testing::TempDir() + "pipeplan_cli_" + std::to_string(getpid()) + "_" + name;
-}
+using pipeplan::testing::temp_path;
 
 CommandResult run(const std::string& args) {
   const std::string out = temp_path("stdout"), err = temp_path("stderr");
@@ -64,7 +63,7 @@ TEST(Cli, HelpListsCommandsAndOptionsWithUnitsAndDefaults) {
   EXPECT_NE(top.out.find("schedule"), std::string::npos);
   const CommandResult simulate = run("simulate --help");
   EXPECT_EQ(simulate.code, 0);
-  for (const char* text : {"--tf", "ms", "--act-bytes", "--link-bandwidth", "default", "--stages INT=8",
+  for (const char* text : {"--tf", "ms", "--act-bytes", "--link-bandwidth", "default", "--stages,--pp INT=8",
                            "--microbatches INT=24", "--no-overlap", "--trace", "--svg", "--json"}) {
     EXPECT_NE(simulate.out.find(text), std::string::npos) << text;
   }
@@ -144,6 +143,52 @@ TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
   expect_refused("simulate --no-such-option", "no-such-option");
   expect_refused("simulate --costs " + kData + "/costs_unknown_key.yaml", "costs_unknown_key.yaml:3:1: unknown key");
   expect_refused("simulate --costs " + kData + "/costs_malformed.yaml", "costs_malformed.yaml:2");
+}
+
+TEST(Cli, ModelShowListsLayersWithTheirCosts) {
+  const CommandResult result = run("model show llama3-70b --tp 8 --seq 4096 --hardware h100-sxm --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["name"], "llama3-70b");
+  for (const char* key : {"total_params", "active_params", "embedding_params", "layers"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  ASSERT_EQ(json["layers"].size(), 82u);  // embedding, 80 blocks, output
+  for (const char* key : {"name", "kind", "params", "fwd_flops", "bwd_input_flops", "bwd_weight_flops",
+                          "activation_bytes", "fwd_s"}) {
+    EXPECT_TRUE(json["layers"][1].contains(key)) << key;
+  }
+  EXPECT_EQ(run("model list").code, 0);
+  EXPECT_EQ(run("hardware list").code, 0);
+}
+
+TEST(Cli, SimulatesAModelOnHardware) {
+  const CommandResult result = run("simulate --model llama3-8b --hardware h100-sxm --pp 4 --microbatches 8 --seq 2048 "
+                                   "--layers 7,9,9,7 --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "layout", "stage_layers"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  EXPECT_EQ(json["layout"], "Et*7|t*9|t*9|t*7L");
+  const auto& rank = json["ranks_detail"][0];
+  for (const char* key : {"weights", "gradients", "optimizer", "activations", "logits", "buffers", "total"}) {
+    EXPECT_TRUE(rank["memory_breakdown"].contains(key)) << key;
+  }
+  EXPECT_EQ(rank["memory_breakdown"]["total"], rank["peak_memory_bytes"]);
+  EXPECT_EQ(rank["layers"][0], "embedding");
+}
+
+TEST(Cli, BadModelInputIsOneLineAndExitCodeTwo) {
+  expect_refused("simulate --model nope --hardware h100-sxm", "llama3-70b");
+  expect_refused("simulate --model llama3-8b --hardware h900", "h100-sxm");
+  expect_refused("simulate --model llama3-8b", "needs --hardware");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --tp 3", "must divide");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --pp 4 --layers 8,8,8,9", "sums to 33");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --pp 3", "divisible");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --recompute some", "--recompute");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --tf 3", "cannot be combined with --model");
+  expect_refused("model show nope", "llama3-70b");
 }
 
 TEST(Cli, MalformedCsvNamesLineAndColumn) {

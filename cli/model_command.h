@@ -1,0 +1,11 @@
+// `pipeplan model list|show` and `pipeplan hardware list|show`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace pipeplan::cli {
+
+void register_model_command(CLI::App& app);
+void register_hardware_command(CLI::App& app);
+
+}  // namespace pipeplan::cli

@@ -1,0 +1,269 @@
+#include "models/hardware.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <initializer_list>
+#include <string_view>
+#include <utility>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "common/yaml_fields.h"
+#include "models/embedded_configs.h"
+
+namespace pipeplan::models {
+namespace {
+
+namespace fs = std::filesystem;
+using Keys = std::initializer_list<std::string_view>;
+
+// A `base` chain longer than this is taken for a cycle (a file naming
+// itself, or two files naming each other).
+constexpr int kMaxBaseDepth = 8;
+
+// Rejects keys outside `known`, listing them all so a typo is easy to fix.
+void check_keys(const YAML::Node& map, const std::string& file, std::string_view section, Keys known) {
+  if (!map.IsMap()) throw_at(file, map, fmt::format("'{}' must be a map of keys to values", section));
+  for (const auto& entry : map) {
+    const std::string key = entry.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      throw_at(file, entry.first,
+               fmt::format("unknown key '{}' in {}; known keys: {}", key, section, fmt::join(known, ", ")));
+    }
+  }
+}
+
+// Runs a unit parser on a scalar; its InputError (which names the field but
+// not the place) becomes a ParseError at the value's line and column.
+template <typename Parse>
+auto parse_at(const YAML::Node& node, const std::string& file, const std::string& field, Parse parse) {
+  const std::string text = scalar_text(node, file, field);
+  try {
+    return parse(text, field);
+  } catch (const ParseError&) {
+    throw;
+  } catch (const InputError& error) {
+    throw_at(file, node, error.what());
+  }
+}
+
+// Sets `out` from `map[key]` when the key is present: a file that names a
+// base overrides only what it gives.
+template <typename T, typename Parse>
+void read(const YAML::Node& map, const char* key, const std::string& file, const std::string& section, T& out,
+          Parse parse) {
+  const YAML::Node node = map[key];
+  if (node) out = static_cast<T>(parse_at(node, file, section + "." + key, parse));
+}
+
+// FLOP/s with an optional decimal prefix: "989TFLOP/s", "2.25PFLOP/s",
+// "989e12". Checked longest first, as "FLOP/s" ends every other suffix.
+double parse_flops(std::string_view text, std::string_view field) {
+  static constexpr std::array<std::pair<std::string_view, double>, 8> kSuffixes{{
+      {"PFLOP/s", 1e15}, {"TFLOP/s", 1e12}, {"GFLOP/s", 1e9}, {"PFLOPS", 1e15},
+      {"TFLOPS", 1e12},  {"GFLOPS", 1e9},   {"FLOP/s", 1.0},  {"FLOPS", 1.0},
+  }};
+  std::string_view number = text;
+  double scale = 1.0;
+  for (const auto& [suffix, suffix_scale] : kSuffixes) {
+    if (text.ends_with(suffix)) {
+      number = text.substr(0, text.size() - suffix.size());
+      scale = suffix_scale;
+      break;
+    }
+  }
+  try {
+    return parse_non_negative(number, field) * scale;
+  } catch (const InputError&) {
+    throw InputError(fmt::format("{}: '{}' is not a rate >= 0; write it like '989TFLOP/s' or '989e12' (units "
+                                 "FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)",
+                                 field, text));
+  }
+}
+
+// "80%" or "0.8".
+double parse_fraction(std::string_view text, std::string_view field) {
+  if (text.ends_with('%')) return parse_non_negative(text.substr(0, text.size() - 1), field) / 100.0;
+  return parse_non_negative(text, field);
+}
+
+// A whole number >= `minimum` (GPUs per node, nodes).
+int parse_count(std::string_view text, std::string_view field, int minimum) {
+  const double value = parse_non_negative(text, field);
+  if (value != std::floor(value) || value < minimum || value > 1e9) {
+    throw InputError(fmt::format("{}: '{}' must be a whole number >= {}", field, text, minimum));
+  }
+  return static_cast<int>(value);
+}
+
+double parse_seconds(std::string_view text, std::string_view field) {
+  return parse_duration_s(text, field, 1.0);  // a plain number is in seconds
+}
+
+template <typename ParseHalf>
+void read_curve(const YAML::Node& map, const char* key, const std::string& file, EfficiencyCurve& curve,
+                ParseHalf parse_half) {
+  const YAML::Node node = map[key];
+  if (!node) return;
+  const std::string section = std::string("gpu.efficiency.") + key;
+  check_keys(node, file, section, {"max", "half_size"});
+  read(node, "max", file, section, curve.max_fraction, parse_fraction);
+  read(node, "half_size", file, section, curve.half_size, parse_half);
+  if (curve.max_fraction <= 0 || curve.max_fraction > 1) {
+    throw_at(file, node["max"] ? node["max"] : node,
+             fmt::format("{}.max: {} is outside (0, 1]; give the fraction of peak reached, e.g. 0.8", section,
+                         curve.max_fraction));
+  }
+}
+
+void read_efficiency(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
+  check_keys(node, file, "gpu.efficiency", {"matmul", "attention", "memory"});
+  read_curve(node, "matmul", file, gpu.matmul, parse_non_negative);  // FLOPs of one GEMM
+  read_curve(node, "attention", file, gpu.attention, parse_non_negative);
+  read_curve(node, "memory", file, gpu.memory, parse_bytes);  // bytes moved by one kernel
+}
+
+// "5%" of memory, or a size ("2GiB"); the one given replaces the other.
+void read_reserved(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
+  const std::string text = scalar_text(node, file, "gpu.reserved");
+  if (text.ends_with('%')) {
+    gpu.reserved_fraction = parse_at(node, file, "gpu.reserved", parse_fraction);
+    gpu.reserved_bytes = 0;
+    if (gpu.reserved_fraction >= 1) throw_at(file, node, "gpu.reserved: must be below 100% of memory");
+  } else {
+    gpu.reserved_bytes = parse_at(node, file, "gpu.reserved", parse_bytes);
+    gpu.reserved_fraction = 0;
+  }
+}
+
+void read_gpu(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
+  check_keys(node, file, "gpu", {"peak_flops", "memory", "memory_bandwidth", "efficiency", "reserved"});
+  if (const YAML::Node peak = node["peak_flops"]) {
+    check_keys(peak, file, "gpu.peak_flops", {"bf16", "fp32", "fp8"});
+    read(peak, "bf16", file, "gpu.peak_flops", gpu.peak_flops_bf16, parse_flops);
+    read(peak, "fp32", file, "gpu.peak_flops", gpu.peak_flops_fp32, parse_flops);
+    read(peak, "fp8", file, "gpu.peak_flops", gpu.peak_flops_fp8, parse_flops);
+  }
+  read(node, "memory", file, "gpu", gpu.memory_bytes, parse_bytes);
+  read(node, "memory_bandwidth", file, "gpu", gpu.memory_bandwidth, parse_bandwidth);
+  if (const YAML::Node efficiency = node["efficiency"]) read_efficiency(efficiency, file, gpu);
+  if (const YAML::Node reserved = node["reserved"]) read_reserved(reserved, file, gpu);
+}
+
+void read_node(const YAML::Node& node, const std::string& file, HardwareConfig& config) {
+  check_keys(node, file, "node", {"gpus", "link_bandwidth", "link_latency"});
+  read(node, "gpus", file, "node", config.gpus_per_node,
+       [](std::string_view text, std::string_view field) { return parse_count(text, field, 1); });
+  read(node, "link_bandwidth", file, "node", config.node_link.bandwidth, parse_bandwidth);
+  read(node, "link_latency", file, "node", config.node_link.latency_s, parse_seconds);
+}
+
+void read_network(const YAML::Node& node, const std::string& file, LinkSpec& network) {
+  check_keys(node, file, "network", {"bandwidth", "latency"});
+  read(node, "bandwidth", file, "network", network.bandwidth, parse_bandwidth);
+  read(node, "latency", file, "network", network.latency_s, parse_seconds);
+}
+
+// The fields without which no time or memory can be computed, checked after
+// the base is applied so that a derived file need not repeat them.
+void check_required(const HardwareConfig& config, const YAML::Node& root, const std::string& file) {
+  const YAML::Node at = root["gpu"] ? root["gpu"] : root;
+  if (config.gpu.peak_flops_bf16 <= 0) {
+    throw_at(file, at, "missing gpu.peak_flops.bf16; give the dense BF16 rate, e.g. 'peak_flops: {bf16: 989TFLOP/s}'");
+  }
+  if (config.gpu.memory_bytes <= 0) throw_at(file, at, "missing gpu.memory; give the HBM size, e.g. 'memory: 80GB'");
+  if (config.gpu.memory_bandwidth <= 0) {
+    throw_at(file, at, "missing gpu.memory_bandwidth; give the HBM bandwidth, e.g. 'memory_bandwidth: 3.35TB/s'");
+  }
+  if (config.gpu.usable_memory_bytes() <= 0) {
+    throw_at(file, at, "gpu.reserved leaves no usable memory; reserve less than gpu.memory");
+  }
+}
+
+HardwareConfig load_at_depth(const std::string& name_or_path, int depth, const fs::path& relative_to);
+
+HardwareConfig load_base(const YAML::Node& node, const std::string& file, int depth) {
+  const std::string base = scalar_text(node, file, "base");
+  if (depth >= kMaxBaseDepth) {
+    throw_at(file, node, fmt::format("base: more than {} files deep; check for a cycle of bases", kMaxBaseDepth));
+  }
+  try {
+    return load_at_depth(base, depth + 1, fs::path(file).parent_path());
+  } catch (const ParseError&) {
+    throw;
+  } catch (const InputError& error) {
+    throw_at(file, node, fmt::format("base: {}", error.what()));
+  }
+}
+
+HardwareConfig parse_root(const YAML::Node& root, const std::string& file, int depth) {
+  if (!root.IsMap()) throw_at(file, root, "a hardware file is a map with keys name, gpu, node, network");
+  check_keys(root, file, "the hardware file", {"name", "source", "base", "gpu", "node", "network", "nodes"});
+  HardwareConfig config = root["base"] ? load_base(root["base"], file, depth) : HardwareConfig{};
+  // The name is the file's own, never the base's.
+  config.name = root["name"] ? scalar_text(root["name"], file, "name") : fs::path(file).stem().string();
+  if (root["source"]) config.source = scalar_text(root["source"], file, "source");
+  if (root["gpu"]) read_gpu(root["gpu"], file, config.gpu);
+  if (root["node"]) read_node(root["node"], file, config);
+  if (root["network"]) read_network(root["network"], file, config.network);
+  if (const YAML::Node nodes = root["nodes"]) {
+    config.nodes = parse_at(nodes, file, "nodes",
+                            [](std::string_view text, std::string_view field) { return parse_count(text, field, 0); });
+  }
+  check_required(config, root, file);
+  return config;
+}
+
+HardwareConfig parse_text(const std::string& text, const std::string& file, int depth) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    throw ParseError(file, error.mark.line + 1, error.mark.column + 1, error.msg);
+  }
+  return parse_root(root, file, depth);
+}
+
+// An existing file first (as given, then next to the file that names it as
+// a base), else a built-in name.
+HardwareConfig load_at_depth(const std::string& name_or_path, int depth, const fs::path& relative_to) {
+  std::error_code error;
+  if (fs::is_regular_file(name_or_path, error)) {
+    return parse_root(load_yaml_file(name_or_path), name_or_path, depth);
+  }
+  const fs::path nearby = relative_to / name_or_path;
+  if (!relative_to.empty() && fs::path(name_or_path).is_relative() && fs::is_regular_file(nearby, error)) {
+    return parse_root(load_yaml_file(nearby.string()), nearby.string(), depth);
+  }
+  if (const EmbeddedFile* builtin = find_embedded("hardware", name_or_path)) {
+    return parse_text(std::string(builtin->text), fmt::format("configs/hardware/{}.yaml", name_or_path), depth);
+  }
+  throw InputError(fmt::format("unknown hardware '{}': not a file and not a built-in; use one of {} or a path to a "
+                               "hardware YAML file",
+                               name_or_path, fmt::join(builtin_hardware_names(), ", ")));
+}
+
+}  // namespace
+
+// The larger of the two reserves, not their sum: a file gives one of them,
+// and a fraction that already covers a fixed context should not count twice.
+std::int64_t GpuSpec::usable_memory_bytes() const {
+  const auto by_fraction = static_cast<std::int64_t>(std::llround(reserved_fraction * static_cast<double>(memory_bytes)));
+  return std::max<std::int64_t>(0, memory_bytes - std::max(by_fraction, reserved_bytes));
+}
+
+HardwareConfig load_hardware(const std::string& name_or_path) { return load_at_depth(name_or_path, 0, {}); }
+
+HardwareConfig parse_hardware_yaml(const std::string& text, const std::string& source_name) {
+  return parse_text(text, source_name, 0);
+}
+
+std::vector<std::string> builtin_hardware_names() { return embedded_names("hardware"); }
+
+}  // namespace pipeplan::models

@@ -1,0 +1,70 @@
+// Internal to models/: the halves of a transformer block (attention, dense
+// MLP, mixture of experts) and the two edge layers, each costed once per
+// expand_layers call for one micro-batch on one tensor-parallel rank.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/layers.h"
+#include "models/model_config.h"
+#include "models/training_shape.h"
+
+namespace pipeplan::models::detail {
+
+// The training shape reduced to what the costs need.
+struct RankShape {
+  std::int64_t batch = 1;   // b
+  std::int64_t seq = 1;     // s
+  std::int64_t tokens = 1;  // b * s
+  int tp = 1;               // t
+  bool sequence_parallel = false;
+  bool flash = true;
+  std::int64_t element = 2;  // bytes per activation element
+
+  // Bytes of `per_token` bytes per token for tensors that every rank holds
+  // whole without sequence parallelism and 1/t of with it (Korthikanti et al.
+  // 2022 Sec. 4.2.2).
+  std::int64_t whole(std::int64_t per_token) const;
+  // A size split over the tensor-parallel ranks (rounded up: Megatron pads).
+  std::int64_t split(std::int64_t size) const { return (size + tp - 1) / tp; }
+};
+
+// One half of a transformer block. Stored tensors and elementwise traffic are
+// kept in two kinds: `whole` ones (per token, not yet divided: see
+// RankShape::whole) and `split` ones (per token, already this rank's share).
+struct BlockCost {
+  std::int64_t params = 0;
+  std::int64_t active_params = 0;
+  std::int64_t params_per_rank = 0;
+  std::vector<GemmWork> gemms;  // forward GEMMs on this rank
+  double attention_flops = 0;   // forward attention core on this rank
+
+  std::int64_t stored_whole = 0;  // kept for the backward, bytes per token
+  std::int64_t stored_split = 0;
+  // Attention scores (softmax, dropout) or, with flash attention, the fp32
+  // softmax statistics, per micro-batch: selective recompute drops them.
+  std::int64_t stored_scores = 0;
+  std::int64_t wgrad_whole = 0;  // linear inputs and output gradients W needs
+  std::int64_t wgrad_split = 0;
+
+  double traffic_whole = 0;   // forward elementwise bytes per token
+  double traffic_split = 0;
+  double traffic_scores = 0;  // forward softmax and dropout over the scores
+};
+
+// Adds `count` linear layers of `in` x `out` applied to `tokens` tokens: the
+// forward GEMM on this rank (every GEMM's work divided over t).
+void add_gemm(BlockCost& block, const RankShape& shape, double tokens, std::int64_t in, std::int64_t out,
+              double count = 1);
+
+std::int64_t norm_params(const ModelConfig& model, std::int64_t width);
+
+BlockCost attention_block(const ModelConfig& model, const RankShape& shape);
+BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape);
+BlockCost moe_block(const ModelConfig& model, const RankShape& shape);
+
+LayerCost embedding_layer(const ModelConfig& model, const RankShape& shape);
+LayerCost output_layer(const ModelConfig& model, const RankShape& shape);
+
+}  // namespace pipeplan::models::detail

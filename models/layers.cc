@@ -1,0 +1,221 @@
+// Expands a model into [embedding, blocks..., output] and assembles each
+// transformer block's F/B/W work and memory from its attention and MLP
+// halves (models/attention_costs.cc, models/mlp_costs.cc).
+#include "models/layers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "models/layer_blocks.h"
+
+namespace pipeplan::models {
+namespace detail {
+
+std::int64_t RankShape::whole(std::int64_t per_token) const {
+  const std::int64_t bytes = per_token * tokens;
+  return sequence_parallel ? (bytes + tp - 1) / tp : bytes;
+}
+
+void add_gemm(BlockCost& block, const RankShape& shape, double tokens, std::int64_t in, std::int64_t out,
+              double count) {
+  if (count <= 0) return;
+  const double flops = 2.0 * tokens * static_cast<double>(in) * static_cast<double>(out) / shape.tp;
+  block.gemms.push_back(GemmWork{flops, count});
+}
+
+std::int64_t norm_params(const ModelConfig& model, std::int64_t width) {
+  return model.norm == NormKind::kLayerNorm ? 2 * width : width;  // LayerNorm has a bias
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::BlockCost;
+using detail::RankShape;
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw InputError(message);
+}
+
+void validate(const ModelConfig& model, const TrainingShape& shape) {
+  const std::string& name = model.name;
+  require(model.layers >= 1 && model.hidden >= 1 && model.ffn >= 1 && model.vocab >= 1,
+          fmt::format("model '{}': layers, hidden, ffn and vocab must be positive", name));
+  require(model.heads >= 1 && model.kv_heads >= 1 && model.head_dim >= 1,
+          fmt::format("model '{}': heads, kv_heads and head_dim must be positive", name));
+  require(model.heads % model.kv_heads == 0,
+          fmt::format("model '{}': kv_heads ({}) must divide heads ({})", name, model.kv_heads, model.heads));
+  if (model.moe.enabled()) {
+    const MoeConfig& moe = model.moe;
+    require(moe.top_k >= 1 && moe.top_k <= moe.experts && moe.expert_ffn >= 1 && moe.shared_experts >= 0,
+            fmt::format("model '{}': moe needs 1 <= top_k <= experts and expert_ffn > 0", name));
+    require(moe.dense_layers >= 0 && moe.dense_layers <= model.layers,
+            fmt::format("model '{}': moe.dense_layers must be between 0 and layers ({})", name, model.layers));
+  }
+  require(shape.micro_batch_size >= 1, "micro-batch size must be >= 1");
+  require(shape.seq_len >= 1, "sequence length must be >= 1");
+  require(shape.tp >= 1, "tensor-parallel size must be >= 1");
+  require(shape.activation_bytes_per_element >= 1, "activation bytes per element must be >= 1");
+  require(model.heads % shape.tp == 0,
+          fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; pick a divisor of {}",
+                      shape.tp, model.heads, name, model.heads));
+  require(model.mla.enabled() || model.kv_heads % shape.tp == 0,
+          fmt::format("tensor-parallel size {} must divide the {} key/value heads of '{}'; pick a divisor of {}",
+                      shape.tp, model.kv_heads, name, model.kv_heads));
+}
+
+RankShape rank_shape(const TrainingShape& shape) {
+  RankShape rank;
+  rank.batch = shape.micro_batch_size;
+  rank.seq = shape.seq_len;
+  rank.tokens = rank.batch * rank.seq;
+  rank.tp = shape.tp;
+  rank.sequence_parallel = shape.sequence_parallel && shape.tp > 1;
+  rank.flash = shape.flash_attention;
+  rank.element = shape.activation_bytes_per_element;
+  return rank;
+}
+
+// Forward work of a block made of `attention` then `mlp`.
+PassWork block_forward(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,
+                       const RankShape& shape) {
+  PassWork pass;
+  pass.gemms.reserve(attention.gemms.size() + mlp.gemms.size());
+  pass.gemms = attention.gemms;
+  pass.gemms.insert(pass.gemms.end(), mlp.gemms.begin(), mlp.gemms.end());
+  pass.attention_flops = attention.attention_flops;
+  const double tokens = static_cast<double>(shape.tokens);
+  const double whole = attention.traffic_whole + mlp.traffic_whole;
+  pass.memory_bytes = tokens * (shape.sequence_parallel ? whole / shape.tp : whole) +
+                      tokens * (attention.traffic_split + mlp.traffic_split) + attention.traffic_scores;
+  if (shape.tp > 1) {
+    // Megatron: one collective after attention and one after the MLP, each
+    // of the whole b x s x h tensor; with sequence parallelism each becomes
+    // an all-gather + reduce-scatter pair of the same payload (Korthikanti et
+    // al. 2022 Sec. 4.2.2).
+    const double payload = tokens * model.hidden * static_cast<double>(shape.element);
+    (shape.sequence_parallel ? pass.tp_gather_scatter_bytes : pass.tp_all_reduce_bytes) = 2 * payload;
+  }
+  return pass;
+}
+
+// M_B, M_W and the transient bytes of one block under `recompute`.
+void set_memory(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const RankShape& shape,
+                Recompute recompute, std::int64_t hidden) {
+  const std::int64_t tokens = shape.tokens;
+  const std::int64_t scores = attention.stored_scores;
+  const std::int64_t all = shape.whole(attention.stored_whole + mlp.stored_whole) +
+                           tokens * (attention.stored_split + mlp.stored_split) + scores;
+  if (recompute == Recompute::kNone) {
+    layer.activation_bytes = all;
+  } else if (recompute == Recompute::kSelective) {
+    // The attention core is recomputed: its scores live only during B.
+    layer.activation_bytes = all - scores;
+    layer.working_bytes = scores;
+  } else {
+    // Only the block's input is kept; B re-materialises everything.
+    layer.activation_bytes = shape.whole(hidden * shape.element);
+    layer.working_bytes = all;
+  }
+  const std::int64_t wgrad = shape.whole(attention.wgrad_whole + mlp.wgrad_whole) +
+                             tokens * (attention.wgrad_split + mlp.wgrad_split);
+  // The simulator frees M_W out of M_B, so M_W <= M_B. Only full recompute
+  // breaks it (W's inputs come from the recomputed forward); the excess is
+  // charged to the transient bytes of the backward instead.
+  layer.weight_grad_bytes = std::min(wgrad, layer.activation_bytes);
+  layer.working_bytes += wgrad - layer.weight_grad_bytes;
+}
+
+// Adds the recomputed forward to the input-gradient pass.
+void add_recompute(LayerCost& layer, const BlockCost& attention, Recompute recompute) {
+  PassWork& backward = layer.backward_input;
+  const PassWork& forward = layer.forward;
+  if (recompute == Recompute::kSelective) {
+    backward.attention_flops += forward.attention_flops;
+    backward.memory_bytes += attention.traffic_scores;
+    layer.recompute_flops = forward.attention_flops;
+  } else if (recompute == Recompute::kFull) {
+    backward.gemms.insert(backward.gemms.end(), forward.gemms.begin(), forward.gemms.end());
+    backward.attention_flops += forward.attention_flops;
+    backward.memory_bytes += forward.memory_bytes;
+    backward.tp_all_reduce_bytes += forward.tp_all_reduce_bytes;
+    backward.tp_gather_scatter_bytes += forward.tp_gather_scatter_bytes;
+    layer.recompute_flops = forward.flops();
+  }
+}
+
+LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,
+                            const RankShape& shape, Recompute recompute, bool moe) {
+  LayerCost layer;
+  layer.kind = LayerKind::kTransformer;
+  layer.moe = moe;
+  layer.params = attention.params + mlp.params;
+  layer.active_params = attention.params + mlp.active_params;
+  layer.params_per_rank = attention.params_per_rank + mlp.params_per_rank;
+  layer.forward = block_forward(model, attention, mlp, shape);
+  // B: the same GEMMs for the input gradients, twice the attention core
+  // (Qi et al. 2024 Table 1: B = sbh(24h + 8s)), the conjugate collectives.
+  layer.backward_input = layer.forward;
+  layer.backward_input.attention_flops = 2 * layer.forward.attention_flops;
+  layer.backward_input.memory_bytes = 2 * layer.forward.memory_bytes;
+  // W: the same GEMMs once more for the weight gradients (W = 24sbh^2).
+  layer.backward_weight.gemms = layer.forward.gemms;
+  set_memory(layer, attention, mlp, shape, recompute, model.hidden);
+  add_recompute(layer, attention, recompute);
+  layer.output_bytes = shape.split(shape.tokens * model.hidden * shape.element);
+  return layer;
+}
+
+double flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape, bool recompute) {
+  double total = 0;
+  for (const LayerCost& layer : layers.layers) {
+    total += layer.forward.flops() + layer.backward_input.flops() + layer.backward_weight.flops();
+    if (!recompute) total -= layer.recompute_flops;
+  }
+  return total * shape.tp;  // every rank does 1/t of the work
+}
+
+}  // namespace
+
+ModelLayers expand_layers(const ModelConfig& model, const TrainingShape& shape) {
+  validate(model, shape);
+  const RankShape rank = rank_shape(shape);
+  const BlockCost attention = detail::attention_block(model, rank);
+  const int first_moe = model.moe.enabled() ? model.moe.dense_layers : model.layers;
+  // Blocks are identical but for their names: cost each kind once.
+  LayerCost dense;
+  LayerCost moe;
+  if (first_moe > 0) {
+    dense = transformer_layer(model, attention, detail::dense_mlp_block(model, rank), rank, shape.recompute, false);
+  }
+  if (first_moe < model.layers) {
+    moe = transformer_layer(model, attention, detail::moe_block(model, rank), rank, shape.recompute, true);
+  }
+  ModelLayers result;
+  result.layers.reserve(static_cast<std::size_t>(model.layers) + 2);
+  result.layers.push_back(detail::embedding_layer(model, rank));
+  for (int index = 0; index < model.layers; ++index) {
+    LayerCost& layer = result.layers.emplace_back(index < first_moe ? dense : moe);
+    layer.name = "layer " + std::to_string(index);
+  }
+  result.layers.push_back(detail::output_layer(model, rank));
+  for (const LayerCost& layer : result.layers) {
+    result.total_params += layer.params;
+    result.active_params += layer.active_params;
+  }
+  result.embedding_params = result.layers.front().params;
+  return result;
+}
+
+double model_flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape) {
+  return flops_per_microbatch(layers, shape, false);
+}
+
+double hardware_flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape) {
+  return flops_per_microbatch(layers, shape, true);
+}
+
+}  // namespace pipeplan::models

@@ -1,0 +1,111 @@
+// The MLP half of a transformer block: pre-norm, a dense MLP or a mixture of
+// experts, and the residual add. Stored tensors follow Korthikanti et al.
+// 2022 Sec. 4.1 (GeLU, FFN = 4h); a gated MLP (SwiGLU) stores its gate and up
+// outputs and the down-projection's input instead.
+#include "models/layer_blocks.h"
+
+namespace pipeplan::models::detail {
+namespace {
+
+// Widths of one expert or dense MLP of `ffn` hidden units.
+struct MlpShape {
+  std::int64_t up_width;       // fc1 output: ffn, or gate + up for SwiGLU
+  std::int64_t matrices;       // h x ffn matrices
+  std::int64_t stored_tensors; // ffn-wide tensors kept for the backward
+  std::int64_t act_traffic;    // ffn-wide reads + writes of the activation
+};
+
+MlpShape mlp_shape(const ModelConfig& model, std::int64_t ffn) {
+  if (model.mlp == MlpKind::kSwiglu) return {2 * ffn, 3, 3, 3};
+  // GeLU: its input (fc1 output) and output (fc2 input), 8sbh each at 4h.
+  return {ffn, 2, 2, 2};
+}
+
+// Parameters of one MLP; `split` divides the matrices over the ranks. The
+// fc1 bias is split with its column-parallel matrix, the fc2 bias is whole.
+std::int64_t mlp_params(const ModelConfig& model, std::int64_t ffn, int split) {
+  const std::int64_t h = model.hidden;
+  const std::int64_t ffn_rank = (ffn + split - 1) / split;
+  const MlpShape mlp = mlp_shape(model, ffn_rank);
+  return mlp.matrices * h * ffn_rank + (model.biases ? mlp.up_width + h : 0);
+}
+
+// The pre-norm and the residual add with its optional dropout.
+void add_norm_and_residual(BlockCost& block, const ModelConfig& model, const RankShape& shape) {
+  const std::int64_t h = model.hidden;
+  const std::int64_t e = shape.element;
+  block.params += norm_params(model, h);
+  block.active_params += norm_params(model, h);
+  block.params_per_rank += norm_params(model, h);
+  block.stored_whole += e * h + (model.dropout ? h : 0);
+  block.traffic_whole += 2.0 * e * h + 3.0 * e * h + (model.dropout ? h : 0);
+}
+
+}  // namespace
+
+BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape) {
+  const std::int64_t h = model.hidden;
+  const std::int64_t e = shape.element;
+  const std::int64_t ffn_rank = shape.split(model.ffn);
+  const MlpShape full = mlp_shape(model, model.ffn);
+  const MlpShape rank = mlp_shape(model, ffn_rank);
+  BlockCost block;
+  block.params = mlp_params(model, model.ffn, 1);
+  block.active_params = block.params;
+  block.params_per_rank = mlp_params(model, model.ffn, shape.tp);
+  add_gemm(block, shape, static_cast<double>(shape.tokens), h, full.up_width);
+  add_gemm(block, shape, static_cast<double>(shape.tokens), model.ffn, h);
+  // fc1 input whole; the ffn-wide tensors split.
+  block.stored_whole += e * h;
+  block.stored_split += e * rank.stored_tensors * ffn_rank;
+  // W: fc1 input and output gradient, fc2 input and output gradient.
+  block.wgrad_whole += 2 * e * h;
+  block.wgrad_split += e * (rank.up_width + ffn_rank);
+  block.traffic_split += static_cast<double>(e * rank.act_traffic * ffn_rank);
+  add_norm_and_residual(block, model, shape);
+  return block;
+}
+
+// Top-k routing without capacity limits: tokens * top_k token-expert pairs,
+// spread evenly over the experts. Experts are split over the tensor-parallel
+// ranks like a dense MLP (no expert parallelism in the training shape).
+BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
+  const MoeConfig& moe = model.moe;
+  const std::int64_t h = model.hidden;
+  const std::int64_t e = shape.element;
+  const std::int64_t ffn_rank = shape.split(moe.expert_ffn);
+  const MlpShape full = mlp_shape(model, moe.expert_ffn);
+  const MlpShape rank = mlp_shape(model, ffn_rank);
+  const std::int64_t routed = moe.top_k;
+  const std::int64_t used = routed + moe.shared_experts;  // experts each token runs through
+  const std::int64_t router = h * moe.experts;
+  BlockCost block;
+  const std::int64_t expert = mlp_params(model, moe.expert_ffn, 1);
+  block.params = (moe.experts + moe.shared_experts) * expert + router;
+  block.active_params = used * expert + router;
+  block.params_per_rank = (moe.experts + moe.shared_experts) * mlp_params(model, moe.expert_ffn, shape.tp) + router;
+
+  const double tokens = static_cast<double>(shape.tokens);
+  const double per_expert = tokens * static_cast<double>(routed) / moe.experts;
+  add_gemm(block, shape, tokens, h, moe.experts);  // router
+  add_gemm(block, shape, per_expert, h, full.up_width, moe.experts);
+  add_gemm(block, shape, per_expert, moe.expert_ffn, h, moe.experts);
+  if (moe.shared_experts > 0) {
+    add_gemm(block, shape, tokens, h, full.up_width, moe.shared_experts);
+    add_gemm(block, shape, tokens, moe.expert_ffn, h, moe.shared_experts);
+  }
+  // Whole: router input, fp32 routing probabilities, and per routed pair the
+  // dispatched input and the expert output (for the routing-weight gradient).
+  block.stored_whole += e * h + 4 * moe.experts + routed * 2 * e * h;
+  block.stored_split += used * e * rank.stored_tensors * ffn_rank;
+  block.wgrad_whole += e * h + 4 * moe.experts + routed * 2 * e * h + moe.shared_experts * e * h;
+  block.wgrad_split += used * e * (rank.up_width + ffn_rank);
+  // Router softmax and top-k over fp32 logits; permute and unpermute of every
+  // routed pair (read + write each).
+  block.traffic_whole += 8.0 * moe.experts + static_cast<double>(routed * 4 * e * h);
+  block.traffic_split += static_cast<double>(used * e * rank.act_traffic * ffn_rank);
+  add_norm_and_residual(block, model, shape);
+  return block;
+}
+
+}  // namespace pipeplan::models::detail

@@ -1,0 +1,34 @@
+// From work to seconds on a given GPU: matrix multiplications at a
+// size-dependent fraction of peak, elementwise kernels at a fraction of
+// memory bandwidth, and ring collectives on the node's or the network's
+// links (nccl-tests' bus-bandwidth factors).
+#pragma once
+
+#include "models/hardware.h"
+#include "models/layers.h"
+
+namespace pipeplan::models {
+
+struct LayerTimes {
+  double forward_s = 0;
+  double backward_input_s = 0;
+  double backward_weight_s = 0;
+};
+
+// Time of one layer for one micro-batch on one tensor-parallel rank,
+// tensor-parallel collectives included (on NVLink when t fits in a node).
+LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape);
+double pass_time_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape);
+
+// Ring collectives among `ranks` peers over `link`, `bytes` the payload
+// each rank holds (nccl-tests' convention): all-reduce moves 2(n-1)/n of
+// it, all-gather and reduce-scatter (n-1)/n; each step pays the latency.
+double all_reduce_s(double bytes, int ranks, const LinkSpec& link);
+double all_gather_s(double bytes, int ranks, const LinkSpec& link);
+double reduce_scatter_s(double bytes, int ranks, const LinkSpec& link);
+
+// The link between `ranks` consecutive GPUs `stride` apart: NVLink when they
+// all sit in one node, the network otherwise.
+const LinkSpec& link_for_group(const HardwareConfig& hardware, int ranks, int stride);
+
+}  // namespace pipeplan::models

@@ -1,0 +1,32 @@
+// How a model is trained: micro-batch, sequence, parallelism and memory
+// savers. Everything a per-layer cost depends on besides the model itself.
+#pragma once
+
+#include <string_view>
+
+namespace pipeplan::models {
+
+enum class Recompute { kNone, kSelective, kFull };
+
+// ZeRO / distributed optimizer sharding over the data-parallel group:
+// 0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + gradients,
+// 3 + weights.
+enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kWeights = 3 };
+
+struct TrainingShape {
+  int micro_batch_size = 1;  // b
+  int seq_len = 2048;        // s
+  int tp = 1;                // t: tensor-parallel size
+  int dp = 1;                // d: data-parallel size
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::kNone;
+  bool flash_attention = true;  // attention scores are never stored
+  ZeroStage zero = ZeroStage::kNone;
+  int activation_bytes_per_element = 2;  // bf16 activations
+};
+
+// "none" | "selective" | "full"; throws InputError naming --recompute.
+Recompute parse_recompute(std::string_view text);
+std::string_view recompute_name(Recompute recompute);
+
+}  // namespace pipeplan::models

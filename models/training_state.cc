@@ -1,0 +1,27 @@
+#include "models/training_state.h"
+
+#include <algorithm>
+
+namespace pipeplan::models {
+namespace {
+
+// Mixed-precision Adam (reference.md; Rajbhandari et al. 2020, ZeRO Sec. 3):
+// bf16 weights, fp32 gradients, fp32 master weights + first + second moments.
+constexpr double kWeightBytes = 2;
+constexpr double kGradientBytes = 4;
+constexpr double kOptimizerBytes = 12;
+
+}  // namespace
+
+StateBytes state_bytes_per_param(ZeroStage zero, int dp) {
+  const double d = std::max(dp, 1);
+  const int stage = static_cast<int>(zero);
+  // Each ZeRO stage shards one more of optimizer, gradients, weights over d.
+  return StateBytes{
+      .weights = stage >= 3 ? kWeightBytes / d : kWeightBytes,
+      .gradients = stage >= 2 ? kGradientBytes / d : kGradientBytes,
+      .optimizer = stage >= 1 ? kOptimizerBytes / d : kOptimizerBytes,
+  };
+}
+
+}  // namespace pipeplan::models

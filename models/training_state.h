@@ -1,0 +1,22 @@
+// Bytes of training state per parameter, mixed-precision Adam: bf16 weights
+// (2), fp32 gradients (4), fp32 master weights, first and second moments
+// (12): 18 bytes, or 6 + 12/d with the distributed optimizer / ZeRO-1 over d
+// data-parallel ranks (reference.md; Rajbhandari et al. 2020).
+#pragma once
+
+#include <cstdint>
+
+#include "models/training_shape.h"
+
+namespace pipeplan::models {
+
+struct StateBytes {
+  double weights = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double total() const { return weights + gradients + optimizer; }
+};
+
+StateBytes state_bytes_per_param(ZeroStage zero, int dp);
+
+}  // namespace pipeplan::models

@@ -1,0 +1,79 @@
+#include "planner/model_report.h"
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "sim/output/report_json.h"
+#include "sim/output/report_text.h"
+
+namespace pipeplan::planner {
+namespace {
+
+nlohmann::ordered_json breakdown_json(const MemoryBreakdown& memory) {
+  return {{"weights", memory.weights},     {"gradients", memory.gradients}, {"optimizer", memory.optimizer},
+          {"activations", memory.activations}, {"logits", memory.logits},   {"buffers", memory.buffers},
+          {"total", memory.total()}};
+}
+
+// "layer 12" -> 12, or -1 for the embedding and output layers.
+int block_number(const std::string& name) {
+  constexpr std::string_view kPrefix = "layer ";
+  if (name.rfind(kPrefix, 0) != 0) return -1;
+  return std::stoi(name.substr(kPrefix.size()));
+}
+
+}  // namespace
+
+std::string summarise_layers(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size();) {
+    std::size_t j = i;
+    const int first = block_number(names[i]);
+    while (first >= 0 && j + 1 < names.size() && block_number(names[j + 1]) == block_number(names[j]) + 1) ++j;
+    if (!text.empty()) text += ", ";
+    text += j > i ? fmt::format("layers {}-{}", first, block_number(names[j])) : names[i];
+    i = j + 1;
+  }
+  return text.empty() ? "(none)" : text;
+}
+
+nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulation) {
+  nlohmann::ordered_json json = sim::report_to_json(simulation.report);
+  json["iteration_time_s"] = simulation.iteration_time_s;
+  json["pipeline_s"] = simulation.pipeline_s;
+  json["gradient_sync_s"] = simulation.gradient_sync_s;
+  json["optimizer_step_s"] = simulation.optimizer_step_s;
+  json["tokens_per_s"] = simulation.tokens_per_s;
+  json["mfu"] = simulation.mfu;
+  json["gpus"] = simulation.gpus;
+  json["layout"] = format_layout(simulation.split);
+  json["stage_layers"] = simulation.split.transformer_layer_counts();
+  auto& ranks = json["ranks_detail"];
+  for (std::size_t rank = 0; rank < simulation.memory.size(); ++rank) {
+    ranks[rank]["memory_breakdown"] = breakdown_json(simulation.memory[rank]);
+    ranks[rank]["layers"] = simulation.layers[rank];
+  }
+  return json;
+}
+
+std::string model_simulation_to_text(const ModelSimulation& simulation) {
+  std::string text = sim::report_to_text(simulation.report);
+  text += fmt::format("  iteration              {:>12}   pipeline {} + gradient sync {} + optimizer {}\n",
+                      format_ms(simulation.iteration_time_s), format_ms(simulation.pipeline_s),
+                      format_ms(simulation.gradient_sync_s), format_ms(simulation.optimizer_step_s));
+  text += fmt::format("  throughput             {:>12.0f}   tokens/s on {} GPUs, MFU {:.1f} %\n", simulation.tokens_per_s,
+                      simulation.gpus, simulation.mfu * 100);
+  text += fmt::format("  layout                 {}\n", format_layout(simulation.split));
+  text += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10}  {}\n", "rank", "weights", "grads",
+                      "optimizer", "activations", "logits", "buffers", "total", "layers");
+  for (std::size_t rank = 0; rank < simulation.memory.size(); ++rank) {
+    const MemoryBreakdown& m = simulation.memory[rank];
+    text += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10}  {}\n", rank, format_bytes(m.weights),
+                        format_bytes(m.gradients), format_bytes(m.optimizer), format_bytes(m.activations),
+                        format_bytes(m.logits), format_bytes(m.buffers), format_bytes(m.total()),
+                        summarise_layers(simulation.layers[rank]));
+  }
+  return text;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,20 @@
+// A simulated model pipeline as JSON and as a human summary.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "planner/model_simulation.h"
+
+namespace pipeplan::planner {
+
+// The simulator's report plus, per rank, `memory_breakdown` and `layers`,
+// and top-level `iteration_time_s`, `tokens_per_s`, `mfu`, `layout`,
+// `stage_layers`.
+nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulation);
+std::string model_simulation_to_text(const ModelSimulation& simulation);
+
+// "embedding, layer 0..17" from a rank's layer names.
+std::string summarise_layers(const std::vector<std::string>& names);
+
+}  // namespace pipeplan::planner

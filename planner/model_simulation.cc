@@ -1,0 +1,71 @@
+#include "planner/model_simulation.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/time_model.h"
+#include "sim/generators/registry.h"
+
+namespace pipeplan::planner {
+namespace {
+
+// Megatron reduces gradients over the data-parallel group after the last
+// backward: an all-reduce of fp32 gradients, or with the distributed
+// optimizer a reduce-scatter of them and an all-gather of the bf16 weights.
+double gradient_sync_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
+                       const models::TrainingShape& shape) {
+  if (shape.dp <= 1) return 0;
+  const models::LinkSpec& link = models::link_for_group(hardware, shape.dp, shape.tp);
+  const double params = static_cast<double>(memory.params);
+  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(4 * params, shape.dp, link);
+  return models::reduce_scatter_s(4 * params, shape.dp, link) + models::all_gather_s(2 * params, shape.dp, link);
+}
+
+// Adam reads and writes the fp32 master weights, both moments and the
+// gradients (32 bytes per parameter) and writes the bf16 weights (2).
+double optimizer_step_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
+                        const models::TrainingShape& shape) {
+  const double shard = shape.zero == models::ZeroStage::kNone ? 1.0 : 1.0 / shape.dp;
+  const double bytes = static_cast<double>(memory.params) * shard * 34.0;
+  return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
+}
+
+MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& rank) {
+  MemoryBreakdown result;
+  result.weights = memory.weights;
+  result.gradients = memory.gradients;
+  result.optimizer = memory.optimizer;
+  result.buffers = memory.buffers;
+  result.logits = rank.peak_logits_bytes;
+  result.activations = rank.peak_activation_bytes - rank.peak_logits_bytes;
+  return result;
+}
+
+}  // namespace
+
+ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                               const PipelineSetup& setup, const sim::SimulationOptions& options) {
+  const sim::Schedule schedule =
+      sim::generate_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, 0});
+  StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
+  const ModelStageCosts stage_costs = build_stage_costs(layers, hardware, setup.shape, split, schedule);
+  ModelSimulation result{sim::simulate(schedule, stage_costs.costs, pipeline_topology(hardware, setup.shape), options),
+                         std::move(split), {}, stage_costs.layers};
+  for (int rank = 0; rank < schedule.ranks; ++rank) {
+    const StaticMemory& memory = stage_costs.static_memory[static_cast<std::size_t>(rank)];
+    result.memory.push_back(breakdown(memory, result.report.ranks_detail[static_cast<std::size_t>(rank)]));
+    result.gradient_sync_s = std::max(result.gradient_sync_s, gradient_sync_s(memory, hardware, setup.shape));
+    result.optimizer_step_s = std::max(result.optimizer_step_s, optimizer_step_s(memory, hardware, setup.shape));
+  }
+  result.pipeline_s = result.report.cost_s;
+  result.iteration_time_s = result.pipeline_s + result.gradient_sync_s + result.optimizer_step_s;
+  result.gpus = setup.shape.tp * setup.pp * setup.shape.dp;
+  const double samples = static_cast<double>(setup.shape.micro_batch_size) * setup.microbatches * setup.shape.dp;
+  result.tokens_per_s = samples * setup.shape.seq_len / result.iteration_time_s;
+  const double model_flops =
+      models::model_flops_per_microbatch(layers, setup.shape) * setup.microbatches * setup.shape.dp;
+  result.mfu = model_flops / (result.iteration_time_s * result.gpus * hardware.gpu.peak_flops_bf16);
+  return result;
+}
+
+}  // namespace pipeplan::planner

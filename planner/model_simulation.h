@@ -1,0 +1,53 @@
+// A model trained on hardware with a given pipeline, simulated: the
+// schedule replayed on per-stage costs from the cost model, plus the
+// data-parallel gradient synchronisation and the optimizer step, giving
+// iteration time, tokens per second, MFU and every rank's memory breakdown.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/hardware.h"
+#include "models/layers.h"
+#include "models/model_config.h"
+#include "models/training_shape.h"
+#include "planner/stage_costs.h"
+#include "planner/stage_split.h"
+#include "sim/simulate.h"
+
+namespace pipeplan::planner {
+
+struct PipelineSetup {
+  models::TrainingShape shape;   // micro-batch, sequence, t, d, SP, recompute, ZeRO
+  int pp = 1;
+  int virtual_stages = 0;        // 0: the schedule's default
+  int microbatches = 1;          // per iteration, per data-parallel replica
+  std::string schedule = "1F1B";
+  std::optional<StageSplit> split;  // default: Megatron's even split
+};
+
+struct MemoryBreakdown {
+  std::int64_t weights = 0, gradients = 0, optimizer = 0, activations = 0, logits = 0, buffers = 0;
+  std::int64_t total() const { return weights + gradients + optimizer + activations + logits + buffers; }
+};
+
+struct ModelSimulation {
+  sim::SimulationReport report;
+  StageSplit split;
+  std::vector<MemoryBreakdown> memory;           // per pipeline rank
+  std::vector<std::vector<std::string>> layers;  // per pipeline rank
+  double pipeline_s = 0;        // the schedule's cost (largest rank span)
+  double gradient_sync_s = 0;   // data-parallel reduction of gradients, not overlapped
+  double optimizer_step_s = 0;  // memory-bound parameter update
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;               // model FLOPs / (time x GPUs x bf16 peak)
+  int gpus = 0;
+};
+
+// Throws InputError for impossible setups (split not dividing, shape errors).
+ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                               const PipelineSetup& setup, const sim::SimulationOptions& options = {});
+
+}  // namespace pipeplan::planner

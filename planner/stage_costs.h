@@ -1,0 +1,46 @@
+// Per-stage costs of a model on hardware for a given split: the bridge from
+// the layer cost model to the simulator's StageCost, and the static memory
+// of each pipeline rank with its breakdown.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/hardware.h"
+#include "models/layers.h"
+#include "models/training_shape.h"
+#include "planner/stage_split.h"
+#include "sim/costs.h"
+#include "sim/schedule.h"
+#include "sim/topology.h"
+
+namespace pipeplan::planner {
+
+// Static memory of one pipeline rank (one GPU of its tensor-parallel group).
+struct StaticMemory {
+  std::int64_t weights = 0;
+  std::int64_t gradients = 0;
+  std::int64_t optimizer = 0;
+  std::int64_t buffers = 0;  // transient working memory (recompute, softmax gradient) and p2p buffers
+  std::int64_t params = 0;   // parameters held
+  std::int64_t total() const { return weights + gradients + optimizer + buffers; }
+};
+
+struct ModelStageCosts {
+  sim::PipelineCosts costs;                      // per stage (chunk); static bytes per rank
+  std::vector<StaticMemory> static_memory;       // per rank
+  std::vector<std::vector<std::string>> layers;  // per rank: the layer names it holds
+};
+
+// `schedule` gives the stage-to-rank mapping (its stages must equal the
+// split's). Times come from the hardware's time model.
+ModelStageCosts build_stage_costs(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                                  const models::TrainingShape& shape, const StageSplit& split,
+                                  const sim::Schedule& schedule);
+
+// Pipeline ranks are t x d GPUs apart (Megatron's order: tensor innermost,
+// then data, then pipeline): neighbours share a node while they fit in one.
+sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const models::TrainingShape& shape);
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,180 @@
+#include "planner/stage_split.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+
+#include "common/error.h"
+
+namespace pipeplan::planner {
+namespace {
+
+// Expands "(ab|)*2" and "t*3"; commas are dropped. Parentheses do not nest.
+std::string unroll_layout(std::string_view layout) {
+  std::string flat;
+  for (char c : layout) {
+    if (c != ',' && c != ' ') flat += c;
+  }
+  auto read_count = [&](std::size_t& at) {
+    if (at >= flat.size() || flat[at] != '*') return 1;
+    std::size_t end = at + 1;
+    while (end < flat.size() && std::isdigit(static_cast<unsigned char>(flat[end]))) ++end;
+    int count = 0;
+    const auto [ptr, ec] = std::from_chars(flat.data() + at + 1, flat.data() + end, count);
+    if (ec != std::errc() || ptr == flat.data() + at + 1) {
+      throw InputError(fmt::format("--layout: '*' must be followed by a count in '{}'", layout));
+    }
+    at = end;
+    return count;
+  };
+  std::string out;
+  for (std::size_t i = 0; i < flat.size();) {
+    std::string unit;
+    if (flat[i] == '(') {
+      const auto close = flat.find(')', i);
+      if (close == std::string::npos) throw InputError(fmt::format("--layout: unclosed '(' in '{}'", layout));
+      unit = flat.substr(i + 1, close - i - 1);
+      if (unit.find('(') != std::string::npos) {
+        throw InputError(fmt::format("--layout: nested parentheses are not supported in '{}'", layout));
+      }
+      i = close + 1;
+    } else {
+      unit = std::string(1, flat[i]);
+      ++i;
+    }
+    const int count = read_count(i);
+    for (int k = 0; k < count; ++k) out += unit;
+  }
+  return out;
+}
+
+[[noreturn]] void bad_layout(std::string_view layout, const std::string& why) {
+  throw InputError(fmt::format("--layout '{}': {}; write it like 'Et*18|t*22|t*22|t*18L'", layout, why));
+}
+
+}  // namespace
+
+StageSplit::StageSplit(std::vector<int> boundaries) : boundaries_(std::move(boundaries)) {
+  if (boundaries_.size() < 2 || boundaries_.front() != 0 ||
+      !std::is_sorted(boundaries_.begin(), boundaries_.end())) {
+    throw InputError("a stage split needs non-decreasing layer boundaries starting at 0");
+  }
+}
+
+int StageSplit::transformer_layers(int stage) const {
+  const int blocks_end = layer_count() - 1;  // the output layer's index
+  const int first = std::max(first_layer(stage), 1);
+  const int end = std::min(end_layer(stage), blocks_end);
+  return std::max(0, end - first);
+}
+
+std::vector<int> StageSplit::transformer_layer_counts() const {
+  std::vector<int> counts;
+  for (int stage = 0; stage < stages(); ++stage) counts.push_back(transformer_layers(stage));
+  return counts;
+}
+
+StageSplit even_split(int transformer_layers, int stages) {
+  if (stages < 1) throw InputError("the number of pipeline stages must be >= 1");
+  if (transformer_layers % stages != 0) {
+    throw InputError(fmt::format("Megatron's even split needs the {} transformer layers divisible by the {} "
+                                 "pipeline stages (p x v); give --layers or --layout, or change --pp / --virtual",
+                                 transformer_layers, stages));
+  }
+  return split_from_counts(std::vector<int>(static_cast<std::size_t>(stages), transformer_layers / stages),
+                           transformer_layers);
+}
+
+StageSplit split_from_counts(const std::vector<int>& blocks_per_stage, int transformer_layers) {
+  if (blocks_per_stage.empty()) throw InputError("--layers needs one count per stage");
+  for (int count : blocks_per_stage) {
+    if (count < 0) throw InputError(fmt::format("--layers: counts must be >= 0 (got {})", count));
+  }
+  const int total = std::accumulate(blocks_per_stage.begin(), blocks_per_stage.end(), 0);
+  if (total != transformer_layers) {
+    throw InputError(fmt::format("--layers sums to {} but the model has {} transformer layers", total,
+                                 transformer_layers));
+  }
+  // The embedding (layer 0) joins the first stage, the output layer the last.
+  std::vector<int> boundaries{0};
+  int next = 1;
+  for (std::size_t stage = 0; stage < blocks_per_stage.size(); ++stage) {
+    next += blocks_per_stage[stage];
+    const bool last = stage + 1 == blocks_per_stage.size();
+    boundaries.push_back(last ? next + 1 : next);
+  }
+  return StageSplit(std::move(boundaries));
+}
+
+StageSplit split_from_layout(std::string_view layout, int transformer_layers, int stages) {
+  const std::string flat = unroll_layout(layout);
+  std::vector<int> boundaries{0};
+  int layer = 0;
+  bool seen_embedding = false, seen_output = false;
+  for (char c : flat) {
+    switch (c) {
+      case '|': boundaries.push_back(layer); break;
+      case 'E':
+        if (layer != 0 || seen_embedding) bad_layout(layout, "E (the embedding) must come first, once");
+        seen_embedding = true;
+        ++layer;
+        break;
+      case 't':
+        if (!seen_embedding) bad_layout(layout, "the layout must start with E");
+        if (seen_output) bad_layout(layout, "a block 't' follows L");
+        ++layer;
+        break;
+      case 'L':
+        if (seen_output) bad_layout(layout, "L (the output layer and loss) appears twice");
+        seen_output = true;
+        ++layer;
+        break;
+      case 'm': bad_layout(layout, "multi-token prediction layers ('m') are not modelled");
+      default: bad_layout(layout, fmt::format("unknown layer letter '{}' (known: E, t, L)", c));
+    }
+  }
+  boundaries.push_back(layer);
+  if (!seen_embedding || !seen_output) bad_layout(layout, "it needs one E and one L");
+  if (layer - 2 != transformer_layers) {
+    bad_layout(layout, fmt::format("it holds {} blocks but the model has {}", layer - 2, transformer_layers));
+  }
+  if (static_cast<int>(boundaries.size()) - 1 != stages) {
+    bad_layout(layout, fmt::format("it has {} stages but the pipeline has {} (p x v)", boundaries.size() - 1, stages));
+  }
+  return StageSplit(std::move(boundaries));
+}
+
+std::string format_layout(const StageSplit& split) {
+  std::string layout;
+  const int output = split.layer_count() - 1;
+  for (int stage = 0; stage < split.stages(); ++stage) {
+    if (stage > 0) layout += '|';
+    if (split.first_layer(stage) == 0 && split.end_layer(stage) > 0) layout += 'E';
+    const int blocks = split.transformer_layers(stage);
+    if (blocks == 1) layout += 't';
+    if (blocks > 1) layout += fmt::format("t*{}", blocks);
+    if (split.first_layer(stage) <= output && split.end_layer(stage) > output) layout += 'L';
+  }
+  return layout;
+}
+
+std::vector<int> parse_layer_counts(std::string_view text) {
+  std::vector<int> counts;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    int value = 0;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (ec != std::errc() || ptr != item.data() + item.size()) {
+      throw InputError(fmt::format("--layers: '{}' is not a whole number; write it like 18,22,22,18", item));
+    }
+    counts.push_back(value);
+    start = comma + 1;
+  }
+  return counts;
+}
+
+}  // namespace pipeplan::planner
