@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/model_command.h"
+#include "cli/plan_command.h"
 #include "cli/schedule_command.h"
 #include "cli/simulate_command.h"
 #include "common/error.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   pipeplan::cli::register_simulate_command(app);
   pipeplan::cli::register_schedule_command(app);
+  pipeplan::cli::register_plan_command(app);
   pipeplan::cli::register_model_command(app);
   pipeplan::cli::register_hardware_command(app);
   try {

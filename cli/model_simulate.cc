@@ -10,6 +10,8 @@
 #include "models/layers.h"
 #include "planner/model_report.h"
 #include "planner/model_simulation.h"
+#include "planner/plan_file.h"
+#include "planner/plan_replay.h"
 #include "sim/generators/registry.h"
 #include "sim/output/chrome_trace.h"
 #include "sim/output/svg_gantt.h"
@@ -31,9 +33,37 @@ planner::StageSplit resolve_split(const ModelSimulateOptions& options, const mod
   return planner::even_split(layers.transformer_layers(), stages);
 }
 
+sim::SimulationOptions simulation_options(const ModelRunOutputs& outputs) {
+  sim::SimulationOptions simulation;
+  simulation.overlap_comm = !outputs.no_overlap;
+  simulation.record_timeline = outputs.trace_file || outputs.svg_file;
+  return simulation;
+}
+
+void print_model_simulation(const planner::ModelSimulation& result, const models::ModelConfig& model,
+                            const models::HardwareConfig& hardware, const planner::PipelineSetup& setup,
+                            const ModelRunOutputs& outputs) {
+  if (outputs.json) {
+    nlohmann::ordered_json json = planner::model_simulation_to_json(result);
+    json["model"] = model.name;
+    json["hardware"] = hardware.name;
+    json["cost_source"] = "analytical model";
+    std::cout << json.dump(2) << '\n';
+  } else {
+    std::cout << fmt::format("{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, recompute {}\n", model.name,
+                             result.gpus, hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
+                             setup.shape.micro_batch_size, setup.shape.seq_len,
+                             models::recompute_name(setup.shape.recompute));
+    std::cout << planner::model_simulation_to_text(result) << "  costs: analytical model\n";
+  }
+  if (outputs.trace_file) write_text_file(*outputs.trace_file, sim::chrome_trace_json(result.report), "--trace");
+  if (outputs.svg_file) write_text_file(*outputs.svg_file, sim::svg_gantt(result.report), "--svg");
+}
+
 }  // namespace
 
 void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options) {
+  command.add_option("--plan", options.plan, "Replay a plan written by `pipeplan plan --out`");
   command.add_option("--model", options.model,
                      "Model zoo name or YAML file: stage costs and memory come from the cost model (needs "
                      "--hardware); see `pipeplan model list`");
@@ -61,25 +91,19 @@ void run_model_simulate(const ModelSimulateOptions& options, const ScheduleSourc
                                                    : sim::find_schedule_family(source.name).default_virtual_stages;
   const models::ModelLayers layers = models::expand_layers(model, setup.shape);
   setup.split = resolve_split(options, layers, setup.pp * setup.virtual_stages);
-  sim::SimulationOptions simulation;
-  simulation.overlap_comm = !outputs.no_overlap;
-  simulation.record_timeline = outputs.trace_file || outputs.svg_file;
-  const planner::ModelSimulation result = planner::simulate_model(layers, hardware, setup, simulation);
-  if (outputs.json) {
-    nlohmann::ordered_json json = planner::model_simulation_to_json(result);
-    json["model"] = model.name;
-    json["hardware"] = hardware.name;
-    json["cost_source"] = "analytical model";
-    std::cout << json.dump(2) << '\n';
-  } else {
-    std::cout << fmt::format("{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, recompute {}\n", model.name,
-                             result.gpus, hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
-                             setup.shape.micro_batch_size, setup.shape.seq_len,
-                             models::recompute_name(setup.shape.recompute));
-    std::cout << planner::model_simulation_to_text(result) << "  costs: analytical model\n";
-  }
-  if (outputs.trace_file) write_text_file(*outputs.trace_file, sim::chrome_trace_json(result.report), "--trace");
-  if (outputs.svg_file) write_text_file(*outputs.svg_file, sim::svg_gantt(result.report), "--svg");
+  const planner::ModelSimulation result = planner::simulate_model(layers, hardware, setup, simulation_options(outputs));
+  print_model_simulation(result, model, hardware, setup, outputs);
+}
+
+void run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outputs) {
+  const planner::PlanFile plan = planner::read_plan_yaml(plan_file);
+  const models::ModelConfig model = models::load_model(plan.model);
+  const models::HardwareConfig hardware = models::load_hardware(plan.hardware);
+  const planner::ModelSimulation result = planner::replay_plan(plan, model, hardware, simulation_options(outputs));
+  planner::PipelineSetup setup;
+  setup.shape = planner::candidate_shape(plan.plan, plan.seq_len);
+  setup.pp = plan.plan.pp;
+  print_model_simulation(result, model, hardware, setup, outputs);
 }
 
 }  // namespace pipeplan::cli

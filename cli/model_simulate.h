@@ -13,6 +13,7 @@
 namespace pipeplan::cli {
 
 struct ModelSimulateOptions {
+  std::optional<std::string> plan;  // a plan YAML from `pipeplan plan --out`
   std::optional<std::string> model;
   std::optional<std::string> hardware;
   std::optional<std::string> layers;  // "18,22,22,18"
@@ -31,5 +32,8 @@ struct ModelRunOutputs {
 
 void run_model_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
                         const ModelRunOutputs& outputs);
+
+// Replays a plan file with the full engine.
+void run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outputs);
 
 }  // namespace pipeplan::cli

@@ -58,6 +58,13 @@ bool has_given_costs(const CostInputs& costs) {
 }
 
 void run_simulate(const SimulateOptions& options) {
+  if (options.model.plan) {
+    if (options.model.model || has_given_costs(options.costs) || options.source.csv_file) {
+      throw InputError("--plan carries the model, costs and schedule: drop --model, --schedule-csv and the cost options");
+    }
+    run_plan_simulate(*options.model.plan, {options.json, options.no_overlap, options.trace_file, options.svg_file});
+    return;
+  }
   if (options.model.model) {
     if (has_given_costs(options.costs)) {
       throw InputError("--tf/--tb/--tw/--costs and the byte options cannot be combined with --model: its costs come "

@@ -57,8 +57,11 @@ nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulatio
 }
 
 std::string model_simulation_to_text(const ModelSimulation& simulation) {
-  std::string text = sim::report_to_text(simulation.report);
-  text += fmt::format("  iteration              {:>12}   pipeline {} + gradient sync {} + optimizer {}\n",
+  return sim::report_to_text(simulation.report) + model_simulation_summary(simulation);
+}
+
+std::string model_simulation_summary(const ModelSimulation& simulation) {
+  std::string text = fmt::format("  iteration              {:>12}   pipeline {} + gradient sync {} + optimizer {}\n",
                       format_ms(simulation.iteration_time_s), format_ms(simulation.pipeline_s),
                       format_ms(simulation.gradient_sync_s), format_ms(simulation.optimizer_step_s));
   text += fmt::format("  throughput             {:>12.0f}   tokens/s on {} GPUs, MFU {:.1f} %\n", simulation.tokens_per_s,

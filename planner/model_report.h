@@ -13,6 +13,8 @@ namespace pipeplan::planner {
 // `stage_layers`.
 nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulation);
 std::string model_simulation_to_text(const ModelSimulation& simulation);
+// Iteration time, throughput, layout and the memory table only.
+std::string model_simulation_summary(const ModelSimulation& simulation);
 
 // "embedding, layer 0..17" from a rank's layer names.
 std::string summarise_layers(const std::vector<std::string>& names);

@@ -43,16 +43,19 @@ MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& ran
 
 }  // namespace
 
-ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
-                               const PipelineSetup& setup, const sim::SimulationOptions& options) {
-  const sim::Schedule schedule =
-      sim::generate_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, 0});
-  StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
-  const ModelStageCosts stage_costs = build_stage_costs(layers, hardware, setup.shape, split, schedule);
-  ModelSimulation result{sim::simulate(schedule, stage_costs.costs, pipeline_topology(hardware, setup.shape), options),
-                         std::move(split), {}, stage_costs.layers};
+std::int64_t ModelSimulation::peak_memory_bytes() const {
+  std::int64_t peak = 0;
+  for (const MemoryBreakdown& rank : memory) peak = std::max(peak, rank.total());
+  return peak;
+}
+
+ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
+                                     const models::HardwareConfig& hardware, const PipelineSetup& setup,
+                                     double model_flops, const sim::SimulationOptions& options) {
+  ModelSimulation result{sim::simulate(schedule, costs.costs, pipeline_topology(hardware, setup.shape), options),
+                         std::move(split), {}, {}};
   for (int rank = 0; rank < schedule.ranks; ++rank) {
-    const StaticMemory& memory = stage_costs.static_memory[static_cast<std::size_t>(rank)];
+    const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];
     result.memory.push_back(breakdown(memory, result.report.ranks_detail[static_cast<std::size_t>(rank)]));
     result.gradient_sync_s = std::max(result.gradient_sync_s, gradient_sync_s(memory, hardware, setup.shape));
     result.optimizer_step_s = std::max(result.optimizer_step_s, optimizer_step_s(memory, hardware, setup.shape));
@@ -62,9 +65,21 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
   result.gpus = setup.shape.tp * setup.pp * setup.shape.dp;
   const double samples = static_cast<double>(setup.shape.micro_batch_size) * setup.microbatches * setup.shape.dp;
   result.tokens_per_s = samples * setup.shape.seq_len / result.iteration_time_s;
-  const double model_flops =
-      models::model_flops_per_microbatch(layers, setup.shape) * setup.microbatches * setup.shape.dp;
-  result.mfu = model_flops / (result.iteration_time_s * result.gpus * hardware.gpu.peak_flops_bf16);
+  result.mfu = model_flops * setup.microbatches * setup.shape.dp /
+               (result.iteration_time_s * result.gpus * hardware.gpu.peak_flops_bf16);
+  return result;
+}
+
+ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                               const PipelineSetup& setup, const sim::SimulationOptions& options) {
+  const sim::Schedule schedule =
+      sim::generate_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, 0});
+  StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
+  const LayerTable table(layers, hardware, setup.shape);
+  const ModelStageCosts costs = build_stage_costs(table, setup.shape, split, schedule);
+  ModelSimulation result = simulate_stage_costs(schedule, costs, std::move(split), hardware, setup,
+                                                models::model_flops_per_microbatch(layers, setup.shape), options);
+  result.layers = rank_layer_names(table, result.split, schedule);
   return result;
 }
 

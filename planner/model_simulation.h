@@ -12,6 +12,7 @@
 #include "models/layers.h"
 #include "models/model_config.h"
 #include "models/training_shape.h"
+#include "planner/layer_table.h"
 #include "planner/stage_costs.h"
 #include "planner/stage_split.h"
 #include "sim/simulate.h"
@@ -34,9 +35,9 @@ struct MemoryBreakdown {
 
 struct ModelSimulation {
   sim::SimulationReport report;
-  StageSplit split;
+  StageSplit split{std::vector<int>{0, 1}};
   std::vector<MemoryBreakdown> memory;           // per pipeline rank
-  std::vector<std::vector<std::string>> layers;  // per pipeline rank
+  std::vector<std::vector<std::string>> layers;  // per pipeline rank (filled by simulate_model)
   double pipeline_s = 0;        // the schedule's cost (largest rank span)
   double gradient_sync_s = 0;   // data-parallel reduction of gradients, not overlapped
   double optimizer_step_s = 0;  // memory-bound parameter update
@@ -44,9 +45,17 @@ struct ModelSimulation {
   double tokens_per_s = 0;
   double mfu = 0;               // model FLOPs / (time x GPUs x bf16 peak)
   int gpus = 0;
+  std::int64_t peak_memory_bytes() const;  // the largest rank's
 };
 
-// Throws InputError for impossible setups (split not dividing, shape errors).
+// The figures of one configuration from its stage costs. `model_flops` is
+// per micro-batch over the whole model (models::model_flops_per_microbatch).
+ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
+                                     const models::HardwareConfig& hardware, const PipelineSetup& setup,
+                                     double model_flops, const sim::SimulationOptions& options);
+
+// Generates the schedule, costs the split (Megatron's even split unless
+// given) and simulates. Throws InputError for impossible setups.
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options = {});
 

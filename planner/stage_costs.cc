@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "common/error.h"
-#include "models/time_model.h"
 #include "models/training_state.h"
 
 namespace pipeplan::planner {
@@ -15,27 +14,25 @@ namespace {
 std::int64_t to_bytes(double bytes) { return static_cast<std::int64_t>(std::llround(bytes)); }
 
 // Sums the layers of one stage into the simulator's per-micro-batch cost.
-sim::StageCost stage_cost(const models::ModelLayers& model, const std::vector<models::LayerTimes>& times,
-                          const StageSplit& split, int stage) {
+sim::StageCost stage_cost(const LayerTable& table, int i, int j) {
   sim::StageCost cost;
-  for (int layer = split.first_layer(stage); layer < split.end_layer(stage); ++layer) {
-    const models::LayerCost& layer_cost = model.layers[static_cast<std::size_t>(layer)];
-    const models::LayerTimes& time = times[static_cast<std::size_t>(layer)];
-    cost.forward_s += time.forward_s;
-    cost.backward_input_s += time.backward_input_s;
-    cost.backward_weight_s += time.backward_weight_s;
-    cost.activation_bytes += layer_cost.activation_bytes;
-    cost.weight_grad_bytes += layer_cost.weight_grad_bytes;
-    cost.logits_bytes += layer_cost.logits_bytes;
-  }
-  // A boundary carries the output of the layer before it (an empty stage
-  // passes on what it received).
-  const int before_boundary = std::max(split.end_layer(stage) - 1, 0);
-  cost.send_bytes = model.layers[static_cast<std::size_t>(before_boundary)].output_bytes;
+  cost.forward_s = table.forward_s(i, j);
+  cost.backward_input_s = table.backward_input_s(i, j);
+  cost.backward_weight_s = table.backward_weight_s(i, j);
+  cost.activation_bytes = to_bytes(table.activation_bytes(i, j));
+  cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j));
+  cost.logits_bytes = to_bytes(table.logits_bytes(i, j));
+  // The boundary carries the output of the layer before it.
+  cost.send_bytes = to_bytes(table.boundary_bytes(j));
   return cost;
 }
 
 }  // namespace
+
+double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j) {
+  const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp);
+  return table.params(i, j) * state.total() + 2 * table.boundary_bytes(j);
+}
 
 sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   sim::Topology topology;
@@ -46,37 +43,25 @@ sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const mo
   return topology;
 }
 
-ModelStageCosts build_stage_costs(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
-                                  const models::TrainingShape& shape, const StageSplit& split,
-                                  const sim::Schedule& schedule) {
+ModelStageCosts build_stage_costs(const LayerTable& table, const models::TrainingShape& shape,
+                                  const StageSplit& split, const sim::Schedule& schedule) {
   if (split.stages() != schedule.stages) {
     throw InputError(fmt::format("the split has {} stages but the schedule {} (p x v)", split.stages(), schedule.stages));
   }
-  if (split.layer_count() != static_cast<int>(layers.layers.size())) {
-    throw InputError("the split does not cover the model's layers");
-  }
-  std::vector<models::LayerTimes> times;
-  times.reserve(layers.layers.size());
-  for (const models::LayerCost& layer : layers.layers) times.push_back(models::layer_times(layer, hardware, shape));
-
+  if (split.layer_count() != table.size()) throw InputError("the split does not cover the model's layers");
   ModelStageCosts result;
   result.costs.stages.reserve(static_cast<std::size_t>(schedule.stages));
   result.static_memory.resize(static_cast<std::size_t>(schedule.ranks));
-  result.layers.resize(static_cast<std::size_t>(schedule.ranks));
   const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp);
-  std::vector<std::int64_t> working(static_cast<std::size_t>(schedule.ranks), 0);
+  std::vector<double> working(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
-    result.costs.stages.push_back(stage_cost(layers, times, split, stage));
+    const int i = split.first_layer(stage), j = split.end_layer(stage);
+    result.costs.stages.push_back(stage_cost(table, i, j));
     const auto rank = static_cast<std::size_t>(schedule.rank_of(stage));
     StaticMemory& memory = result.static_memory[rank];
-    for (int layer = split.first_layer(stage); layer < split.end_layer(stage); ++layer) {
-      const models::LayerCost& cost = layers.layers[static_cast<std::size_t>(layer)];
-      memory.params += cost.params_per_rank;
-      working[rank] = std::max(working[rank], cost.working_bytes);
-      result.layers[rank].push_back(cost.name);
-    }
-    // Send and receive buffers for the boundary activation.
+    memory.params += to_bytes(table.params(i, j));
     memory.buffers += 2 * result.costs.stages.back().send_bytes;
+    working[rank] = std::max(working[rank], table.working_bytes(i, j));
   }
   for (std::size_t rank = 0; rank < result.static_memory.size(); ++rank) {
     StaticMemory& memory = result.static_memory[rank];
@@ -84,10 +69,22 @@ ModelStageCosts build_stage_costs(const models::ModelLayers& layers, const model
     memory.weights = to_bytes(params * state.weights);
     memory.gradients = to_bytes(params * state.gradients);
     memory.optimizer = to_bytes(params * state.optimizer);
-    memory.buffers += working[rank];
+    memory.buffers += to_bytes(working[rank]);
     result.costs.static_bytes.push_back(memory.total());
   }
   return result;
+}
+
+std::vector<std::vector<std::string>> rank_layer_names(const LayerTable& table, const StageSplit& split,
+                                                       const sim::Schedule& schedule) {
+  std::vector<std::vector<std::string>> names(static_cast<std::size_t>(schedule.ranks));
+  for (int stage = 0; stage < split.stages(); ++stage) {
+    auto& rank_names = names[static_cast<std::size_t>(schedule.rank_of(stage))];
+    for (int layer = split.first_layer(stage); layer < split.end_layer(stage); ++layer) {
+      rank_names.push_back(table.name(layer));
+    }
+  }
+  return names;
 }
 
 }  // namespace pipeplan::planner

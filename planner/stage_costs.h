@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "models/hardware.h"
-#include "models/layers.h"
 #include "models/training_shape.h"
+#include "planner/layer_table.h"
 #include "planner/stage_split.h"
 #include "sim/costs.h"
 #include "sim/schedule.h"
@@ -28,16 +28,23 @@ struct StaticMemory {
 };
 
 struct ModelStageCosts {
-  sim::PipelineCosts costs;                      // per stage (chunk); static bytes per rank
-  std::vector<StaticMemory> static_memory;       // per rank
-  std::vector<std::vector<std::string>> layers;  // per rank: the layer names it holds
+  sim::PipelineCosts costs;                 // per stage (chunk); static bytes per rank
+  std::vector<StaticMemory> static_memory;  // per rank
 };
 
+// Static bytes of a stage holding layers [i, j): its training state and the
+// send and receive buffers of the boundary after it (working memory is
+// added per rank: one layer at a time).
+double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j);
+
 // `schedule` gives the stage-to-rank mapping (its stages must equal the
-// split's). Times come from the hardware's time model.
-ModelStageCosts build_stage_costs(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
-                                  const models::TrainingShape& shape, const StageSplit& split,
-                                  const sim::Schedule& schedule);
+// split's). Times come from the table (the hardware's time model).
+ModelStageCosts build_stage_costs(const LayerTable& table, const models::TrainingShape& shape,
+                                  const StageSplit& split, const sim::Schedule& schedule);
+
+// Per rank, the names of the layers it holds, chunk by chunk.
+std::vector<std::vector<std::string>> rank_layer_names(const LayerTable& table, const StageSplit& split,
+                                                       const sim::Schedule& schedule);
 
 // Pipeline ranks are t x d GPUs apart (Megatron's order: tensor innermost,
 // then data, then pipeline): neighbours share a node while they fit in one.

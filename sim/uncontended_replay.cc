@@ -17,13 +17,19 @@ class UncontendedReplay {
  public:
   UncontendedReplay(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
                     std::span<EngineObserver* const> observers)
-      : schedule_(schedule), costs_(costs), observers_(observers) {
+      : schedule_(schedule), observers_(observers) {
     ready_.assign(static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches) * 2,
                   kNotReady);
     position_.assign(static_cast<std::size_t>(schedule.ranks), 0);
     free_at_.assign(static_cast<std::size_t>(schedule.ranks), 0.0);
     waiting_for_.assign(static_cast<std::size_t>(schedule.ranks), kNone);
     // Transfer time across each boundary: forward (s -> s+1) and backward (s -> s-1).
+    durations_.reserve(static_cast<std::size_t>(schedule.stages) * kComputeKinds);
+    for (const StageCost& stage : costs.stages) {
+      for (int kind = 0; kind < kComputeKinds; ++kind) {
+        durations_.push_back(action_duration_s(stage, static_cast<OpKind>(kind)));
+      }
+    }
     forward_delay_.assign(static_cast<std::size_t>(schedule.stages), 0.0);
     backward_delay_.assign(static_cast<std::size_t>(schedule.stages), 0.0);
     for (int s = 0; s < schedule.stages; ++s) {
@@ -106,8 +112,8 @@ class UncontendedReplay {
   }
 
   void run_compute(int rank, const Action& action, double start) {
-    const StageCost& cost = costs_.stages[static_cast<std::size_t>(action.stage)];
-    const double end = start + action_duration_s(cost, action.kind);
+    const double end =
+        start + durations_[static_cast<std::size_t>(action.stage) * kComputeKinds + static_cast<std::size_t>(action.kind)];
     const ComputeRecord record{rank, action, start, end};
     for (EngineObserver* observer : observers_) observer->on_compute_start(record);
     for (EngineObserver* observer : observers_) observer->on_compute_end(record);
@@ -131,9 +137,10 @@ class UncontendedReplay {
     runnable_.push_back(consumer);
   }
 
+  static constexpr int kComputeKinds = 4;  // F, B, I, W lead the OpKind enum
   const Schedule& schedule_;
-  const PipelineCosts& costs_;
   std::span<EngineObserver* const> observers_;
+  std::vector<double> durations_;  // [stage][compute kind]
   std::vector<double> ready_;
   std::vector<std::size_t> position_;
   std::vector<double> free_at_;

@@ -191,6 +191,46 @@ TEST(Cli, BadModelInputIsOneLineAndExitCodeTwo) {
   expect_refused("model show nope", "llama3-70b");
 }
 
+TEST(Cli, PlanReportsTheBestPlanAndReplaysIt) {
+  const std::string plan_file = temp_path("plan.yaml");
+  const CommandResult planned = run("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 "
+                                    "--seq 8192 --tp 8 --pp 4 --micro-batch-size 1 --json --out " + plan_file);
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  const auto json = nlohmann::json::parse(planned.out);
+  for (const char* key : {"best", "even_split", "pareto", "candidates_evaluated", "search_time_s", "rejected",
+                          "megatron_args", "top"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  const auto& best = json["best"];
+  for (const char* key : {"tp", "pp", "dp", "micro_batch_size", "microbatches", "schedule", "virtual", "recompute",
+                          "stage_layers", "layout", "iteration_time_s", "tokens_per_s", "mfu", "bubble_rate",
+                          "peak_memory_bytes"}) {
+    EXPECT_TRUE(best.contains(key)) << key;
+  }
+  EXPECT_EQ(best["peak_memory_bytes"].size(), 4u);
+  EXPECT_NE(json["megatron_args"].get<std::string>().find("--pipeline-model-parallel-size 4"), std::string::npos);
+  const CommandResult replayed = run("simulate --plan " + plan_file + " --json");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  const auto again = nlohmann::json::parse(replayed.out);
+  EXPECT_EQ(again["iteration_time_s"], best["iteration_time_s"]);
+  EXPECT_EQ(again["tokens_per_s"], best["tokens_per_s"]);
+  EXPECT_EQ(again["layout"], best["layout"]);
+  for (std::size_t rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(again["ranks_detail"][rank]["peak_memory_bytes"], best["peak_memory_bytes"][rank]);
+  }
+}
+
+TEST(Cli, PlanRefusesWhatCannotFit) {
+  expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --memory-cap 4GiB",
+                 "the smallest peak found is");
+  expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 30 --global-batch 32 --tp 8",
+                 "no tensor x pipeline x data layout");
+  expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 0", "--global-batch");
+  expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --objective speed",
+                 "--objective");
+  expect_refused("simulate --plan /nonexistent.yaml", "cannot open");
+}
+
 TEST(Cli, MalformedCsvNamesLineAndColumn) {
   const std::string csv = temp_path("bad.csv");
   std::ofstream(csv) << "0F0,0B0\n1F0,1Q0,1B0\n";

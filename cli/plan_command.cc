@@ -1,0 +1,150 @@
+#include "cli/plan_command.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "cli/output_files.h"
+#include "common/error.h"
+#include "common/units.h"
+#include "planner/plan_file.h"
+#include "planner/plan_replay.h"
+#include "planner/plan_report.h"
+#include "planner/plan_search.h"
+
+namespace pipeplan::cli {
+namespace {
+
+constexpr int kDefaultSeqCap = 8192;
+
+struct PlanOptions {
+  std::string model;
+  std::string hardware;
+  int gpus = 0;
+  int global_batch = 0;
+  int seq = 0;
+  std::optional<std::string> memory_cap;
+  std::optional<int> tp, pp, micro_batch_size, virtual_stages;
+  std::optional<std::string> schedule, recompute;
+  std::string partition = "memory";
+  std::string balance_slack = "0.5%";
+  std::string objective = "throughput";
+  std::size_t top = 5;
+  int threads = 0;
+  bool json = false;
+  std::optional<std::string> out;
+};
+
+// "0.5%" or "0.005".
+double parse_fraction(const std::string& text, const char* option) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const double value = parse_non_negative(percent ? text.substr(0, text.size() - 1) : text, option);
+  return percent ? value / 100 : value;
+}
+
+planner::PlanRequest make_request(const PlanOptions& options) {
+  planner::PlanRequest request;
+  request.model = models::load_model(options.model);
+  request.hardware = models::load_hardware(options.hardware);
+  request.gpus = options.gpus;
+  request.global_batch = options.global_batch;
+  if (options.seq < 0) throw InputError("--seq must be >= 1");
+  request.seq_len = options.seq > 0 ? options.seq : std::min(request.model.context, kDefaultSeqCap);
+  if (options.memory_cap) request.memory_cap_bytes = static_cast<double>(parse_bytes(*options.memory_cap, "--memory-cap"));
+  request.tp = options.tp;
+  request.pp = options.pp;
+  request.micro_batch_size = options.micro_batch_size;
+  request.virtual_stages = options.virtual_stages;
+  request.schedule = options.schedule;
+  if (options.recompute) request.recompute = models::parse_recompute(*options.recompute);
+  request.partition = planner::parse_partition_method(options.partition);
+  request.balance_slack = parse_fraction(options.balance_slack, "--balance-slack");
+  if (options.objective != "throughput" && options.objective != "memory") {
+    throw InputError(fmt::format("--objective '{}': use throughput or memory", options.objective));
+  }
+  request.objective = options.objective == "memory" ? planner::Objective::kMemory : planner::Objective::kThroughput;
+  request.threads = options.threads;
+  return request;
+}
+
+// No plan under the cap: say how close the search came and what would help.
+[[noreturn]] void report_infeasible(const planner::PlanSearchResult& search) {
+  std::string closest = "no candidate could be costed";
+  if (search.lowest_peak) {
+    const planner::PlanCandidate& c = *search.lowest_peak;
+    closest = fmt::format("the smallest peak found is {} (t={} p={} d={}, micro-batch {}, {}, recompute {})",
+                          format_bytes(c.max_peak_bytes), c.tp, c.pp, c.dp, c.micro_batch_size, c.schedule,
+                          models::recompute_name(c.recompute));
+  }
+  throw InputError(fmt::format("no plan fits the memory cap of {}: {}; use more GPUs, --recompute full, a smaller "
+                               "--micro-batch-size, a shorter --seq or a larger --memory-cap",
+                               format_bytes(static_cast<std::int64_t>(search.memory_cap_bytes)), closest));
+}
+
+void run_plan(const PlanOptions& options) {
+  const planner::PlanRequest request = make_request(options);
+  planner::PlanReport report;
+  report.model = request.model.name;
+  report.hardware = request.hardware.name;
+  report.gpus = request.gpus;
+  report.global_batch = request.global_batch;
+  report.seq_len = request.seq_len;
+  report.search = planner::search_plans(request, std::max<std::size_t>(1, options.top));
+  if (report.search.ranked.empty()) report_infeasible(report.search);
+  report.best_plan = report.search.ranked.front();
+  planner::PlanFile file{options.model, options.hardware, request.global_batch, request.seq_len, report.best_plan, ""};
+  report.best = planner::replay_plan(file, request.model, request.hardware);
+  planner::fill_even_split(report, request);
+  if (options.json) {
+    std::cout << planner::plan_report_json(report).dump(2) << '\n';
+  } else {
+    std::cout << planner::plan_report_text(report);
+  }
+  if (options.out) {
+    planner::take_figures(report.best, file.plan);
+    write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
+  }
+}
+
+}  // namespace
+
+void register_plan_command(CLI::App& app) {
+  auto options = std::make_shared<PlanOptions>();
+  CLI::App* command = app.add_subcommand(
+      "plan",
+      "Search tensor, pipeline and data parallelism, micro-batch size, schedule, recomputation and the layer split "
+      "for the highest throughput with every GPU under the memory cap");
+  command->add_option("--model", options->model, "Model zoo name or YAML file")->required();
+  command->add_option("--hardware", options->hardware, "Hardware name or YAML file")->required();
+  command->add_option("--gpus", options->gpus, "GPUs in all (t x p x d)")->required();
+  command->add_option("--global-batch", options->global_batch, "Sequences per iteration (global_batch_size)")
+      ->required();
+  command->add_option("--seq", options->seq, "Sequence length; 0 = the model's context, at most 8192")
+      ->capture_default_str();
+  command->add_option("--memory-cap", options->memory_cap,
+                      "Peak memory per GPU allowed, e.g. 80GiB [default: the GPU's usable memory]");
+  command->add_option("--tp", options->tp, "Fix the tensor-parallel size");
+  command->add_option("--pp", options->pp, "Fix the pipeline-parallel size");
+  command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
+  command->add_option("--schedule", options->schedule, "Fix the schedule");
+  command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");
+  command->add_option("--recompute", options->recompute, "Fix recomputation: none, selective or full");
+  command->add_option("--partition", options->partition,
+                      "Split method: uniform, parameters, time or memory (time-optimal under the cap)")
+      ->capture_default_str();
+  command->add_option("--balance-slack", options->balance_slack,
+                      "With --partition memory: how much slower the slowest stage may get to lower the largest "
+                      "stage's peak memory (e.g. 0.5% or 0)")
+      ->capture_default_str();
+  command->add_option("--objective", options->objective, "throughput (tokens/s) or memory (lowest peak)")
+      ->capture_default_str();
+  command->add_option("--top", options->top, "Alternatives to list")->capture_default_str();
+  command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")->capture_default_str();
+  command->add_flag("--json", options->json, "Print one JSON object");
+  command->add_option("--out", options->out, "Write the best plan as YAML (replay: pipeplan simulate --plan FILE)");
+  command->callback([options] { run_plan(*options); });
+}
+
+}  // namespace pipeplan::cli

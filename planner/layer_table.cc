@@ -1,0 +1,56 @@
+#include "planner/layer_table.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "models/time_model.h"
+
+namespace pipeplan::planner {
+namespace {
+
+void push_prefix(std::vector<double>& prefix, double value) { prefix.push_back(prefix.back() + value); }
+
+}  // namespace
+
+LayerTable::LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                       const models::TrainingShape& shape) {
+  for (std::vector<double>* prefix : {&forward_, &backward_input_, &backward_weight_, &params_, &activation_,
+                                      &weight_grad_, &logits_}) {
+    prefix->reserve(layers.layers.size() + 1);
+    prefix->push_back(0.0);
+  }
+  std::vector<double> working;
+  for (const models::LayerCost& layer : layers.layers) {
+    const models::LayerTimes times = models::layer_times(layer, hardware, shape);
+    names_.push_back(layer.name);
+    push_prefix(forward_, times.forward_s);
+    push_prefix(backward_input_, times.backward_input_s);
+    push_prefix(backward_weight_, times.backward_weight_s);
+    push_prefix(params_, static_cast<double>(layer.params_per_rank));
+    push_prefix(activation_, static_cast<double>(layer.activation_bytes));
+    push_prefix(weight_grad_, static_cast<double>(layer.weight_grad_bytes));
+    push_prefix(logits_, static_cast<double>(layer.logits_bytes));
+    output_.push_back(static_cast<double>(layer.output_bytes));
+    working.push_back(static_cast<double>(layer.working_bytes));
+  }
+  // Sparse table for O(1) range maxima.
+  working_max_.push_back(std::move(working));
+  for (std::size_t width = 2; width <= names_.size(); width *= 2) {
+    const std::vector<double>& below = working_max_.back();
+    std::vector<double> level(names_.size() - width + 1);
+    for (std::size_t start = 0; start < level.size(); ++start) {
+      level[start] = std::max(below[start], below[start + width / 2]);
+    }
+    working_max_.push_back(std::move(level));
+  }
+}
+
+double LayerTable::working_bytes(int i, int j) const {
+  if (j <= i) return 0;
+  const auto length = static_cast<unsigned>(j - i);
+  const int level = std::bit_width(length) - 1;
+  const std::vector<double>& row = working_max_[static_cast<std::size_t>(level)];
+  return std::max(row[static_cast<std::size_t>(i)], row[static_cast<std::size_t>(j - (1 << level))]);
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,48 @@
+// The per-layer figures the partitioners and the search need, prefix-summed
+// so that any contiguous run of layers costs O(1) to evaluate.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/hardware.h"
+#include "models/layers.h"
+#include "models/training_shape.h"
+
+namespace pipeplan::planner {
+
+class LayerTable {
+ public:
+  LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+             const models::TrainingShape& shape);
+
+  int size() const { return static_cast<int>(names_.size()); }
+  const std::string& name(int layer) const { return names_[static_cast<std::size_t>(layer)]; }
+
+  // Sums over layers [i, j), per micro-batch on one tensor-parallel rank.
+  double forward_s(int i, int j) const { return range(forward_, i, j); }
+  double backward_input_s(int i, int j) const { return range(backward_input_, i, j); }
+  double backward_weight_s(int i, int j) const { return range(backward_weight_, i, j); }
+  double time_s(int i, int j) const { return forward_s(i, j) + backward_input_s(i, j) + backward_weight_s(i, j); }
+  double params(int i, int j) const { return range(params_, i, j); }
+  double activation_bytes(int i, int j) const { return range(activation_, i, j); }
+  double weight_grad_bytes(int i, int j) const { return range(weight_grad_, i, j); }
+  double logits_bytes(int i, int j) const { return range(logits_, i, j); }
+  // Transient working memory: the largest over the run (one layer at a time).
+  double working_bytes(int i, int j) const;
+  // What crosses the boundary after layer j - 1 (0 after the output layer).
+  double boundary_bytes(int j) const { return j > 0 ? output_[static_cast<std::size_t>(j - 1)] : output_.front(); }
+
+ private:
+  static double range(const std::vector<double>& prefix, int i, int j) {
+    return prefix[static_cast<std::size_t>(j)] - prefix[static_cast<std::size_t>(i)];
+  }
+
+  std::vector<std::string> names_;
+  std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
+  std::vector<double> params_, activation_, weight_grad_, logits_;   // prefix sums
+  std::vector<double> output_;                                       // per layer
+  std::vector<std::vector<double>> working_max_;                     // sparse table: [level][start]
+};
+
+}  // namespace pipeplan::planner

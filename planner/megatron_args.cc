@@ -1,0 +1,54 @@
+#include "planner/megatron_args.h"
+
+#include <fmt/format.h>
+
+namespace pipeplan::planner {
+namespace {
+
+// "--decoder-first/last-pipeline-num-layers" describe a split whose middle
+// stages are equal (one chunk per rank); otherwise the layout string.
+std::string placement_arguments(const PlanCandidate& plan) {
+  const std::vector<int> counts = plan.split.transformer_layer_counts();
+  if (plan.virtual_stages == 1 && counts.size() > 2) {
+    const int middle = counts[1];
+    bool even_middle = true;
+    for (std::size_t stage = 1; stage + 1 < counts.size(); ++stage) even_middle &= counts[stage] == middle;
+    if (even_middle) {
+      std::string args;
+      if (counts.front() != middle) args += fmt::format(" --decoder-first-pipeline-num-layers {}", counts.front());
+      if (counts.back() != middle) args += fmt::format(" --decoder-last-pipeline-num-layers {}", counts.back());
+      return args;
+    }
+  }
+  bool all_equal = true;
+  for (int count : counts) all_equal &= count == counts.front();
+  if (all_equal) return "";
+  return fmt::format(" --pipeline-model-parallel-layout \"{}\"", format_layout(plan.split));
+}
+
+}  // namespace
+
+std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int seq_len) {
+  std::string args = fmt::format(
+      "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} --global-batch-size {} "
+      "--seq-length {}",
+      plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
+  if (plan.sequence_parallel) args += " --sequence-parallel";
+  if (plan.zero != models::ZeroStage::kNone) args += " --use-distributed-optimizer";
+  if (plan.recompute == models::Recompute::kSelective) args += " --recompute-granularity selective";
+  if (plan.recompute == models::Recompute::kFull) {
+    args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
+  }
+  if (plan.virtual_stages > 1 && plan.schedule == "Interleaved1F1B") {
+    args += fmt::format(" --virtual-pipeline-model-parallel-size {}", plan.virtual_stages);
+  }
+  args += placement_arguments(plan);
+  if (plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
+    args += fmt::format("  # schedule {}: not in Megatron-LM's built-in schedules (PyTorch pipelining or the Zero "
+                        "Bubble / DualPipe forks run it)",
+                        plan.schedule);
+  }
+  return args;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,15 @@
+// The Megatron-LM command-line arguments that run a plan.
+#pragma once
+
+#include <string>
+
+#include "planner/plan_search.h"
+
+namespace pipeplan::planner {
+
+// Layer placement uses --decoder-first/last-pipeline-num-layers when the
+// middle stages are even, else --pipeline-model-parallel-layout. Schedules
+// Megatron-LM does not ship are named in a trailing note.
+std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int seq_len);
+
+}  // namespace pipeplan::planner

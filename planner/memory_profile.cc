@@ -1,0 +1,74 @@
+#include "planner/memory_profile.h"
+
+#include <algorithm>
+
+namespace pipeplan::planner {
+namespace {
+
+bool dominates(const MemoryPoint& a, const MemoryPoint& b) {
+  for (std::size_t c = 0; c < a.full.size(); ++c) {
+    if (a.full[c] < b.full[c] || a.partial[c] < b.partial[c]) return false;
+  }
+  return true;
+}
+
+void keep_undominated(std::vector<MemoryPoint>& points, MemoryPoint point) {
+  for (const MemoryPoint& existing : points) {
+    if (dominates(existing, point)) return;
+  }
+  std::erase_if(points, [&](const MemoryPoint& existing) { return dominates(point, existing); });
+  points.push_back(std::move(point));
+}
+
+RankMemoryProfile profile_of(const sim::Schedule& schedule, int rank) {
+  RankMemoryProfile profile;
+  for (int stage = 0; stage < schedule.stages; ++stage) {
+    if (schedule.rank_of(stage) == rank) profile.stages.push_back(stage);
+  }
+  auto chunk_of = [&](int stage) {
+    return static_cast<std::size_t>(std::find(profile.stages.begin(), profile.stages.end(), stage) -
+                                    profile.stages.begin());
+  };
+  MemoryPoint current{std::vector<int>(profile.stages.size(), 0), std::vector<int>(profile.stages.size(), 0)};
+  for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
+    const std::size_t chunk = chunk_of(action.stage);
+    switch (action.kind) {
+      case sim::OpKind::kForward:
+        ++current.full[chunk];
+        keep_undominated(profile.points, current);
+        break;
+      case sim::OpKind::kBackward: --current.full[chunk]; break;
+      case sim::OpKind::kBackwardInput:
+        --current.full[chunk];
+        ++current.partial[chunk];
+        break;
+      case sim::OpKind::kBackwardWeight: --current.partial[chunk]; break;
+      default: break;
+    }
+  }
+  return profile;
+}
+
+}  // namespace
+
+std::vector<RankMemoryProfile> memory_profiles(const sim::Schedule& schedule) {
+  std::vector<RankMemoryProfile> profiles;
+  profiles.reserve(static_cast<std::size_t>(schedule.ranks));
+  for (int rank = 0; rank < schedule.ranks; ++rank) profiles.push_back(profile_of(schedule, rank));
+  return profiles;
+}
+
+double peak_activation_bytes(const RankMemoryProfile& profile, const std::vector<double>& full_bytes,
+                             const std::vector<double>& partial_bytes) {
+  double peak = 0;
+  for (const MemoryPoint& point : profile.points) {
+    double bytes = 0;
+    for (std::size_t c = 0; c < point.full.size(); ++c) {
+      bytes += point.full[c] * full_bytes[c] + point.partial[c] * partial_bytes[c];
+    }
+    peak = std::max(peak, bytes);
+  }
+  return peak;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,90 @@
+// The exact min-max partition as a template, so the search's cost and
+// fit functions inline (it runs for every candidate). See partitioner.h for
+// the method: a dynamic programme over (stage, boundary) whose inner minimum
+// is found by binary search, O(S n log n).
+#pragma once
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "planner/stage_split.h"
+
+namespace pipeplan::planner {
+
+// cost(stage, i, j) grows with the run [i, j); fits(stage, i, j) stays true
+// when the run shrinks. Every stage holds at least one layer; the last one
+// holds the output layer (layer n - 1).
+template <typename Cost, typename Fits>
+std::optional<StageSplit> min_max_split(int layers, int stages, const Cost& cost, const Fits& fits) {
+  constexpr double kInfeasible = std::numeric_limits<double>::infinity();
+  if (stages < 1 || stages > layers) return std::nullopt;
+  const auto width = static_cast<std::size_t>(layers) + 1;
+  std::vector<double> best(static_cast<std::size_t>(stages + 1) * width, kInfeasible);
+  std::vector<int> choice(best.size(), -1);
+  auto at = [&](int stage, int boundary) -> double& {
+    return best[static_cast<std::size_t>(stage) * width + static_cast<std::size_t>(boundary)];
+  };
+  at(0, 0) = 0;
+  for (int stage = 1; stage <= stages; ++stage) {
+    const bool last = stage == stages;
+    int lowest_fit = stage - 1;  // smallest start that fits; moves right as the end grows
+    // Leave a layer for each later stage, and the output layer for the last.
+    const int last_end = last ? layers : std::min(layers - 1, layers - (stages - stage));
+    for (int j = last ? layers : stage; j <= last_end; ++j) {
+      while (lowest_fit < j && !fits(stage - 1, lowest_fit, j)) ++lowest_fit;
+      if (lowest_fit >= j) continue;
+      // max(best[stage - 1][i], cost(i, j)): the first grows with i, the
+      // second shrinks, so the minimum sits where they cross.
+      int left = lowest_fit, right = j - 1;
+      while (left < right) {
+        const int mid = left + (right - left) / 2;
+        if (at(stage - 1, mid) >= cost(stage - 1, mid, j)) {
+          right = mid;
+        } else {
+          left = mid + 1;
+        }
+      }
+      for (int i : {left - 1, left}) {
+        if (i < lowest_fit || i > j - 1) continue;
+        const double value = std::max(at(stage - 1, i), cost(stage - 1, i, j));
+        if (value < at(stage, j)) {
+          at(stage, j) = value;
+          choice[static_cast<std::size_t>(stage) * width + static_cast<std::size_t>(j)] = i;
+        }
+      }
+    }
+  }
+  if (at(stages, layers) == kInfeasible) return std::nullopt;
+  std::vector<int> boundaries(static_cast<std::size_t>(stages) + 1);
+  boundaries.back() = layers;
+  for (int stage = stages; stage > 0; --stage) {
+    const auto end = static_cast<std::size_t>(boundaries[static_cast<std::size_t>(stage)]);
+    boundaries[static_cast<std::size_t>(stage) - 1] = choice[static_cast<std::size_t>(stage) * width + end];
+  }
+  return StageSplit(std::move(boundaries));
+}
+
+// Two exact passes: the smallest slowest-stage time T under the memory cap,
+// then the smallest largest stage memory with every stage within
+// T (1 + time_slack). See memory_aware_partition.
+template <typename Time, typename Memory>
+std::optional<StageSplit> memory_aware_split(int layers, int stages, const Time& time, const Memory& memory,
+                                             double cap, double time_slack) {
+  auto under_cap = [&](int stage, int i, int j) { return memory(stage, i, j) <= cap; };
+  const std::optional<StageSplit> fastest =
+      min_max_split(layers, stages, [&](int, int i, int j) { return time(i, j); }, under_cap);
+  if (!fastest) return std::nullopt;
+  double slowest = 0;
+  for (int stage = 0; stage < stages; ++stage) {
+    slowest = std::max(slowest, time(fastest->first_layer(stage), fastest->end_layer(stage)));
+  }
+  // At least a rounding slack: sums over different runs differ in the last bits.
+  const double limit = slowest * (1 + std::max(time_slack, 1e-12));
+  const std::optional<StageSplit> leanest = min_max_split(
+      layers, stages, memory, [&](int stage, int i, int j) { return time(i, j) <= limit && under_cap(stage, i, j); });
+  return leanest ? leanest : fastest;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,96 @@
+#include "planner/plan_file.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "common/error.h"
+#include "common/yaml_fields.h"
+
+namespace pipeplan::planner {
+namespace {
+
+int read_int(const YAML::Node& root, const char* key, const std::string& path) {
+  const YAML::Node node = root[key];
+  if (!node) throw_at(path, root, fmt::format("the plan has no '{}'", key));
+  try {
+    return node.as<int>();
+  } catch (const YAML::Exception&) {
+    throw_at(path, node, fmt::format("'{}' must be a whole number", key));
+  }
+}
+
+std::string read_text(const YAML::Node& root, const char* key, const std::string& path) {
+  const YAML::Node node = root[key];
+  if (!node) throw_at(path, root, fmt::format("the plan has no '{}'", key));
+  return scalar_text(node, path, key);
+}
+
+bool read_flag(const YAML::Node& root, const char* key, const std::string& path) {
+  const std::string text = read_text(root, key, path);
+  if (text != "true" && text != "false") throw_at(path, root[key], fmt::format("'{}' must be true or false", key));
+  return text == "true";
+}
+
+}  // namespace
+
+std::string write_plan_yaml(const PlanFile& file) {
+  const PlanCandidate& p = file.plan;
+  YAML::Emitter out;
+  out << YAML::Comment("pipeplan plan; replay with: pipeplan simulate --plan FILE") << YAML::BeginMap;
+  out << YAML::Key << "model" << YAML::Value << file.model;
+  out << YAML::Key << "hardware" << YAML::Value << file.hardware;
+  out << YAML::Key << "gpus" << YAML::Value << p.tp * p.pp * p.dp;
+  out << YAML::Key << "global_batch" << YAML::Value << file.global_batch;
+  out << YAML::Key << "seq" << YAML::Value << file.seq_len;
+  out << YAML::Key << "tp" << YAML::Value << p.tp << YAML::Key << "pp" << YAML::Value << p.pp;
+  out << YAML::Key << "dp" << YAML::Value << p.dp;
+  out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
+  out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
+  out << YAML::Key << "schedule" << YAML::Value << p.schedule;
+  out << YAML::Key << "virtual" << YAML::Value << p.virtual_stages;
+  out << YAML::Key << "recompute" << YAML::Value << std::string(models::recompute_name(p.recompute));
+  out << YAML::Key << "sequence_parallel" << YAML::Value << (p.sequence_parallel ? "true" : "false");
+  out << YAML::Key << "zero" << YAML::Value << static_cast<int>(p.zero);
+  out << YAML::Key << "layout" << YAML::Value << YAML::DoubleQuoted
+      << (file.layout.empty() ? format_layout(p.split) : file.layout);
+  out << YAML::Key << "predicted" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "iteration_time_s" << YAML::Value << p.iteration_time_s;
+  out << YAML::Key << "tokens_per_s" << YAML::Value << p.tokens_per_s;
+  out << YAML::Key << "mfu" << YAML::Value << p.mfu;
+  out << YAML::Key << "peak_memory_bytes" << YAML::Value << YAML::Flow << p.peak_memory_bytes;
+  out << YAML::EndMap << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+PlanFile read_plan_yaml(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path);
+  if (!root.IsMap()) throw_at(path, root, "a plan file is a map (write one with pipeplan plan --out)");
+  PlanFile file;
+  file.model = read_text(root, "model", path);
+  file.hardware = read_text(root, "hardware", path);
+  file.global_batch = read_int(root, "global_batch", path);
+  file.seq_len = read_int(root, "seq", path);
+  PlanCandidate& p = file.plan;
+  p.tp = read_int(root, "tp", path);
+  p.pp = read_int(root, "pp", path);
+  p.dp = read_int(root, "dp", path);
+  p.micro_batch_size = read_int(root, "micro_batch_size", path);
+  p.microbatches = read_int(root, "microbatches", path);
+  p.schedule = read_text(root, "schedule", path);
+  p.virtual_stages = read_int(root, "virtual", path);
+  p.recompute = models::parse_recompute(read_text(root, "recompute", path));
+  p.sequence_parallel = read_flag(root, "sequence_parallel", path);
+  const int zero = read_int(root, "zero", path);
+  if (zero < 0 || zero > 3) throw_at(path, root["zero"], "'zero' must be 0..3");
+  p.zero = static_cast<models::ZeroStage>(zero);
+  if (p.tp * p.pp * p.dp != read_int(root, "gpus", path)) {
+    throw_at(path, root["gpus"], "'gpus' must equal tp x pp x dp");
+  }
+  if (p.micro_batch_size * p.microbatches * p.dp != file.global_batch) {
+    throw_at(path, root["global_batch"], "'global_batch' must equal micro_batch_size x microbatches x dp");
+  }
+  file.layout = read_text(root, "layout", path);
+  return file;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,24 @@
+// A plan as a YAML file: what `pipeplan plan --out` writes and `pipeplan
+// simulate --plan` replays with identical figures.
+#pragma once
+
+#include <string>
+
+#include "planner/plan_search.h"
+
+namespace pipeplan::planner {
+
+struct PlanFile {
+  std::string model;     // zoo name or path, as given
+  std::string hardware;  // built-in name or path, as given
+  int global_batch = 0;
+  int seq_len = 0;
+  PlanCandidate plan;    // the configuration (figures are informative)
+  std::string layout;    // Megatron layout of the split, checked against the model when replayed
+};
+
+std::string write_plan_yaml(const PlanFile& plan);
+// Throws ParseError naming the file, line and field.
+PlanFile read_plan_yaml(const std::string& path);
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,53 @@
+#include "planner/plan_replay.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "models/layers.h"
+
+namespace pipeplan::planner {
+namespace {
+
+PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
+  PipelineSetup setup;
+  setup.shape = candidate_shape(plan, seq_len);
+  setup.pp = plan.pp;
+  setup.virtual_stages = plan.virtual_stages;
+  setup.microbatches = plan.microbatches;
+  setup.schedule = plan.schedule;
+  return setup;
+}
+
+}  // namespace
+
+ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& model,
+                            const models::HardwareConfig& hardware, const sim::SimulationOptions& options) {
+  PipelineSetup setup = setup_of(file.plan, file.seq_len);
+  const models::ModelLayers layers = models::expand_layers(model, setup.shape);
+  setup.split = file.layout.empty()
+                    ? file.plan.split
+                    : split_from_layout(file.layout, layers.transformer_layers(), file.plan.pp * file.plan.virtual_stages);
+  return simulate_model(layers, hardware, setup, options);
+}
+
+void fill_even_split(PlanReport& report, const PlanRequest& request) {
+  PlanCandidate even = report.best_plan;
+  const models::ModelLayers layers =
+      models::expand_layers(request.model, candidate_shape(even, request.seq_len));
+  try {
+    even.split = even_split(layers.transformer_layers(), even.pp * even.virtual_stages);
+  } catch (const InputError& error) {
+    report.even_reason = error.what();
+    return;
+  }
+  PlanFile file{"", "", request.global_batch, request.seq_len, even, ""};
+  report.even = replay_plan(file, request.model, request.hardware);
+  const std::int64_t peak = report.even->peak_memory_bytes();
+  if (static_cast<double>(peak) > report.search.memory_cap_bytes) {
+    report.even_reason = fmt::format("over the memory cap: peak {} > {}", format_bytes(peak),
+                                     format_bytes(static_cast<std::int64_t>(report.search.memory_cap_bytes)));
+  }
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,22 @@
+// Replaying a plan with the full engine: what `plan` reports for its best
+// candidate, `simulate --plan` replays, and the even-split comparison.
+#pragma once
+
+#include "models/hardware.h"
+#include "models/model_config.h"
+#include "planner/model_simulation.h"
+#include "planner/plan_file.h"
+#include "planner/plan_report.h"
+#include "planner/plan_search.h"
+
+namespace pipeplan::planner {
+
+// The plan's split comes from file.layout when set, else from file.plan.split.
+ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& model,
+                            const models::HardwareConfig& hardware, const sim::SimulationOptions& options = {});
+
+// Megatron's even split with the best plan's settings, or why there is none
+// (not divisible, or over the cap: then the figures stay, with the reason).
+void fill_even_split(PlanReport& report, const PlanRequest& request);
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,134 @@
+#include "planner/plan_report.h"
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "planner/megatron_args.h"
+#include "planner/model_report.h"
+
+namespace pipeplan::planner {
+namespace {
+
+std::string counts_text(const StageSplit& split) {
+  std::string text;
+  for (int count : split.transformer_layer_counts()) text += fmt::format("{}{}", text.empty() ? "" : "/", count);
+  return text;
+}
+
+nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
+  return {{"tp", c.tp},
+          {"pp", c.pp},
+          {"dp", c.dp},
+          {"micro_batch_size", c.micro_batch_size},
+          {"microbatches", c.microbatches},
+          {"schedule", c.schedule},
+          {"virtual", c.virtual_stages},
+          {"recompute", std::string(models::recompute_name(c.recompute))},
+          {"sequence_parallel", c.sequence_parallel},
+          {"zero", static_cast<int>(c.zero)},
+          {"stage_layers", c.split.transformer_layer_counts()},
+          {"layout", format_layout(c.split)},
+          {"iteration_time_s", c.iteration_time_s},
+          {"tokens_per_s", c.tokens_per_s},
+          {"mfu", c.mfu},
+          {"bubble_rate", c.bubble_rate},
+          {"peak_memory_bytes", c.peak_memory_bytes}};
+}
+
+// The figures of a full replay, in the candidate's keys.
+nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const ModelSimulation& simulation) {
+  nlohmann::ordered_json json = candidate_json(plan);
+  json["stage_layers"] = simulation.split.transformer_layer_counts();
+  json["layout"] = format_layout(simulation.split);
+  json["iteration_time_s"] = simulation.iteration_time_s;
+  json["tokens_per_s"] = simulation.tokens_per_s;
+  json["mfu"] = simulation.mfu;
+  json["bubble_rate"] = simulation.report.bubble_rate;
+  nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
+  nlohmann::ordered_json breakdowns = nlohmann::ordered_json::array();
+  const nlohmann::ordered_json ranks = model_simulation_to_json(simulation)["ranks_detail"];
+  for (std::size_t rank = 0; rank < simulation.memory.size(); ++rank) {
+    peaks.push_back(simulation.memory[rank].total());
+    breakdowns.push_back(ranks[rank]["memory_breakdown"]);
+  }
+  json["peak_memory_bytes"] = std::move(peaks);
+  json["memory_breakdown"] = std::move(breakdowns);
+  return json;
+}
+
+std::string candidate_row(std::size_t index, const PlanCandidate& c) {
+  return fmt::format("  {:>2} {:>2} {:>3} {:>5} {:>2} {:>4} {:<16} {:>1} {:<9} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
+                     index, c.tp, c.pp, c.dp, c.micro_batch_size, c.microbatches, c.schedule, c.virtual_stages,
+                     models::recompute_name(c.recompute), c.tokens_per_s, c.mfu * 100, c.iteration_time_s * 1e3,
+                     format_bytes(c.max_peak_bytes), counts_text(c.split));
+}
+
+std::string table(const std::string& title, const std::vector<PlanCandidate>& candidates) {
+  std::string text = fmt::format("{}\n  {:>2} {:>2} {:>3} {:>5} {:>2} {:>4} {:<16} {:>1} {:<9} {:>10} {:>5} {:>10} {:>10} {}\n",
+                                 title, "#", "t", "p", "d", "b", "m", "schedule", "v", "recompute", "tokens/s",
+                                 "MFU%", "iter ms", "peak", "split");
+  for (std::size_t i = 0; i < candidates.size(); ++i) text += candidate_row(i + 1, candidates[i]);
+  return text;
+}
+
+std::string rejected_text(const PlanSearchResult& search) {
+  std::string text;
+  for (const auto& [reason, count] : search.rejected) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", reason, count);
+  return text.empty() ? "none" : text;
+}
+
+}  // namespace
+
+nlohmann::ordered_json plan_report_json(const PlanReport& report) {
+  nlohmann::ordered_json json = {{"model", report.model},
+                                 {"hardware", report.hardware},
+                                 {"gpus", report.gpus},
+                                 {"global_batch", report.global_batch},
+                                 {"seq", report.seq_len},
+                                 {"memory_cap_bytes", report.search.memory_cap_bytes}};
+  json["best"] = simulation_json(report.best_plan, report.best);
+  if (report.even) {
+    json["even_split"] = simulation_json(report.best_plan, *report.even);
+    if (!report.even_reason.empty()) json["even_split"]["infeasible"] = report.even_reason;
+  } else {
+    json["even_split"] = {{"infeasible", report.even_reason}};
+  }
+  json["megatron_args"] = megatron_arguments(report.best_plan, report.global_batch, report.seq_len);
+  nlohmann::ordered_json top = nlohmann::ordered_json::array(), pareto = nlohmann::ordered_json::array();
+  for (const PlanCandidate& c : report.search.ranked) top.push_back(candidate_json(c));
+  for (const PlanCandidate& c : report.search.pareto) pareto.push_back(candidate_json(c));
+  json["top"] = std::move(top);
+  json["pareto"] = std::move(pareto);
+  json["candidates_evaluated"] = report.search.candidates_evaluated;
+  json["search_time_s"] = report.search.search_time_s;
+  json["rejected"] = report.search.rejected;
+  return json;
+}
+
+std::string plan_report_text(const PlanReport& report) {
+  const PlanCandidate& plan = report.best_plan;
+  std::string text = fmt::format(
+      "{} on {} x {}: global batch {} x {} tokens, memory cap {}\n"
+      "searched {} candidates in {:.3f} s; rejected: {}\n\n",
+      report.model, report.gpus, report.hardware, report.global_batch, report.seq_len,
+      format_bytes(static_cast<std::int64_t>(report.search.memory_cap_bytes)), report.search.candidates_evaluated,
+      report.search.search_time_s, rejected_text(report.search));
+  text += fmt::format("best: t={} p={} d={}, micro-batch {} x {}, {} (v={}), recompute {}, split {}\n", plan.tp, plan.pp,
+                      plan.dp, plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
+                      models::recompute_name(plan.recompute), counts_text(report.best.split));
+  text += model_simulation_to_text(report.best);
+  text += "\nMegatron's even split with the same settings:\n";
+  if (report.even) {
+    text += model_simulation_summary(*report.even);
+    if (!report.even_reason.empty()) text += fmt::format("  {}\n", report.even_reason);
+  } else {
+    text += fmt::format("  not possible: {}\n", report.even_reason);
+  }
+  text += fmt::format("\nMegatron-LM arguments:\n  {}\n\n", megatron_arguments(plan, report.global_batch, report.seq_len));
+  text += table(fmt::format("top {} (by the search's replay):", report.search.ranked.size()), report.search.ranked);
+  text += '\n';
+  text += table("Pareto front (iteration time against peak memory):", report.search.pareto);
+  return text;
+}
+
+}  // namespace pipeplan::planner

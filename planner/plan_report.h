@@ -1,0 +1,29 @@
+// A plan search's outcome as JSON and as a human report.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "planner/model_simulation.h"
+#include "planner/plan_search.h"
+
+namespace pipeplan::planner {
+
+struct PlanReport {
+  std::string model;
+  std::string hardware;
+  int gpus = 0;
+  int global_batch = 0;
+  int seq_len = 0;
+  PlanSearchResult search;
+  ModelSimulation best;                      // the best plan, replayed by the full engine
+  PlanCandidate best_plan;
+  std::optional<ModelSimulation> even;       // the same settings with Megatron's even split
+  std::string even_reason;                   // why not, when absent or over the cap
+};
+
+nlohmann::ordered_json plan_report_json(const PlanReport& report);
+std::string plan_report_text(const PlanReport& report);
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,142 @@
+#include "planner/plan_search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "common/error.h"
+#include "planner/candidate_evaluator.h"
+#include "planner/plan_replay.h"
+#include "planner/search_space.h"
+
+namespace pipeplan::planner {
+namespace {
+
+// What one worker found; merged in group order so results do not depend on
+// the number of threads.
+struct GroupResult {
+  std::vector<PlanCandidate> feasible;
+  SearchTally tally;
+};
+
+bool better(const PlanCandidate& a, const PlanCandidate& b, Objective objective) {
+  const auto key = [](const PlanCandidate& c) {
+    return std::make_tuple(c.tp, c.pp, c.micro_batch_size, c.schedule, c.virtual_stages, static_cast<int>(c.recompute));
+  };
+  if (objective == Objective::kThroughput) {
+    if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+    if (a.max_peak_bytes != b.max_peak_bytes) return a.max_peak_bytes < b.max_peak_bytes;
+  } else {
+    if (a.max_peak_bytes != b.max_peak_bytes) return a.max_peak_bytes < b.max_peak_bytes;
+    if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
+  }
+  return key(a) < key(b);
+}
+
+// Candidates no other beats on both iteration time and peak memory.
+std::vector<PlanCandidate> pareto_front(std::vector<PlanCandidate> candidates) {
+  std::sort(candidates.begin(), candidates.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
+    if (a.iteration_time_s != b.iteration_time_s) return a.iteration_time_s < b.iteration_time_s;
+    return better(a, b, Objective::kMemory);
+  });
+  std::vector<PlanCandidate> front;
+  for (PlanCandidate& candidate : candidates) {
+    if (front.empty() || candidate.max_peak_bytes < front.back().max_peak_bytes) front.push_back(std::move(candidate));
+  }
+  return front;
+}
+
+// The search ranks with the replay that lets no transfer queue; what it
+// reports is replayed by the full engine (links carry one message at a
+// time), so its figures are exactly `pipeplan simulate --plan`'s.
+void recost_with_engine(std::vector<PlanCandidate>& candidates, const PlanRequest& request) {
+  for (PlanCandidate& candidate : candidates) {
+    take_figures(
+        replay_plan({"", "", request.global_batch, request.seq_len, candidate, ""}, request.model, request.hardware),
+        candidate);
+  }
+}
+
+std::vector<GroupResult> run_groups(const PlanRequest& request, const std::vector<SearchGroup>& groups,
+                                    double cap) {
+  std::vector<GroupResult> results(groups.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    CandidateEvaluator evaluator(request, cap);
+    for (std::size_t index = next++; index < groups.size(); index = next++) {
+      evaluator.evaluate_group(groups[index], results[index].feasible, results[index].tally);
+    }
+  };
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads =
+      std::min<std::size_t>(groups.size(), request.threads > 0 ? static_cast<std::size_t>(request.threads) : cores);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& thread : pool) thread.join();
+  return results;
+}
+
+}  // namespace
+
+models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_len) {
+  models::TrainingShape shape;
+  shape.micro_batch_size = candidate.micro_batch_size;
+  shape.seq_len = seq_len;
+  shape.tp = candidate.tp;
+  shape.dp = candidate.dp;
+  shape.sequence_parallel = candidate.sequence_parallel;
+  shape.recompute = candidate.recompute;
+  shape.zero = candidate.zero;
+  return shape;
+}
+
+void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate) {
+  candidate.split = simulation.split;
+  candidate.iteration_time_s = simulation.iteration_time_s;
+  candidate.tokens_per_s = simulation.tokens_per_s;
+  candidate.mfu = simulation.mfu;
+  candidate.bubble_rate = simulation.report.bubble_rate;
+  candidate.peak_memory_bytes.clear();
+  for (const MemoryBreakdown& rank : simulation.memory) candidate.peak_memory_bytes.push_back(rank.total());
+  candidate.max_peak_bytes = simulation.peak_memory_bytes();
+}
+
+PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
+  const auto start = std::chrono::steady_clock::now();
+  const double cap =
+      request.memory_cap_bytes > 0 ? request.memory_cap_bytes : static_cast<double>(request.hardware.gpu.usable_memory_bytes());
+  PlanSearchResult result;
+  result.memory_cap_bytes = cap;
+  const SearchSpace space(request);
+  std::vector<PlanCandidate> feasible;
+  for (GroupResult& group : run_groups(request, space.groups(), cap)) {
+    result.candidates_evaluated += group.tally.evaluated;
+    for (const auto& [reason, count] : group.tally.rejected) result.rejected[reason] += count;
+    if (group.tally.lowest_peak &&
+        (!result.lowest_peak || group.tally.lowest_peak->max_peak_bytes < result.lowest_peak->max_peak_bytes)) {
+      result.lowest_peak = std::move(group.tally.lowest_peak);
+    }
+    for (PlanCandidate& candidate : group.feasible) feasible.push_back(std::move(candidate));
+  }
+  for (const auto& [reason, count] : space.rejected()) result.rejected[reason] += count;
+  auto by_objective = [&](const PlanCandidate& a, const PlanCandidate& b) { return better(a, b, request.objective); };
+  std::sort(feasible.begin(), feasible.end(), by_objective);
+  result.pareto = pareto_front(feasible);
+  recost_with_engine(result.pareto, request);
+  result.pareto = pareto_front(std::move(result.pareto));
+  // Queueing can reorder near-ties: re-cost twice as many as will be shown.
+  if (feasible.size() > 2 * top_k) feasible.resize(2 * top_k);
+  recost_with_engine(feasible, request);
+  std::erase_if(feasible, [&](const PlanCandidate& c) { return static_cast<double>(c.max_peak_bytes) > cap; });
+  std::sort(feasible.begin(), feasible.end(), by_objective);
+  if (feasible.size() > top_k) feasible.resize(top_k);
+  result.ranked = std::move(feasible);
+  result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,81 @@
+// The search over pipeline plans: tensor-, pipeline- and data-parallel
+// sizes, micro-batch size, schedule (with its chunks per rank),
+// recomputation and the split, every candidate costed by the simulator
+// under a memory cap: ranked with its replay that lets no transfer queue
+// (exact unless two messages share a link at once), then the top and the
+// Pareto front replayed by the full engine, whose figures are reported.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/hardware.h"
+#include "models/model_config.h"
+#include "models/training_shape.h"
+#include "planner/model_simulation.h"
+#include "planner/partitioner.h"
+#include "planner/stage_split.h"
+
+namespace pipeplan::planner {
+
+enum class Objective { kThroughput, kMemory };
+
+struct PlanRequest {
+  models::ModelConfig model;
+  models::HardwareConfig hardware;
+  int gpus = 0;
+  int global_batch = 0;  // sequences per iteration
+  int seq_len = 0;
+  double memory_cap_bytes = 0;  // 0: the GPU's usable memory
+  // Fixed choices; unset ones are searched.
+  std::optional<int> tp, pp, micro_batch_size, virtual_stages;
+  std::optional<std::string> schedule;
+  std::optional<models::Recompute> recompute;
+  PartitionMethod partition = PartitionMethod::kMemory;
+  // The memory-aware split may let the slowest stage grow by this fraction
+  // to lower the largest stage's peak memory.
+  double balance_slack = 0.005;
+  Objective objective = Objective::kThroughput;
+  int threads = 0;  // 0: all cores
+};
+
+struct PlanCandidate {
+  int tp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1, virtual_stages = 1;
+  std::string schedule;
+  models::Recompute recompute = models::Recompute::kNone;
+  bool sequence_parallel = false;
+  models::ZeroStage zero = models::ZeroStage::kNone;
+  StageSplit split{std::vector<int>{0, 1}};
+  double iteration_time_s = 0;
+  double tokens_per_s = 0;
+  double mfu = 0;
+  double bubble_rate = 0;
+  std::vector<std::int64_t> peak_memory_bytes;  // per pipeline rank
+  std::int64_t max_peak_bytes = 0;
+};
+
+struct PlanSearchResult {
+  std::vector<PlanCandidate> ranked;  // best first, by the objective; at most top_k
+  std::vector<PlanCandidate> pareto;  // iteration time against peak memory, fastest first
+  std::map<std::string, std::size_t> rejected;  // reason -> count
+  std::size_t candidates_evaluated = 0;  // fully costed by the simulator
+  double search_time_s = 0;
+  double memory_cap_bytes = 0;
+  std::optional<PlanCandidate> lowest_peak;  // the smallest peak seen, fitting or not
+};
+
+// Throws InputError for requests no plan can serve (GPUs or batch not
+// divisible by anything, nothing fixed that fits).
+PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k);
+
+// The training shape a candidate runs with.
+models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_len);
+
+// Copies a simulation's figures (time, throughput, memory) into a candidate.
+void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate);
+
+}  // namespace pipeplan::planner

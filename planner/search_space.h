@@ -1,0 +1,44 @@
+// The configurations a plan search visits. A group fixes the tensor- and
+// pipeline-parallel sizes and the micro-batch size (so the data-parallel
+// size and the micro-batch count); within it the evaluator tries every
+// recomputation and schedule. Fixed choices in the request narrow each axis.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "planner/plan_search.h"
+
+namespace pipeplan::planner {
+
+struct SearchGroup {
+  int tp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1;
+};
+
+struct ScheduleChoice {
+  std::string name;
+  int virtual_stages = 1;
+};
+
+class SearchSpace {
+ public:
+  // Throws InputError naming the fix when no layout divides the GPUs and the
+  // global batch.
+  explicit SearchSpace(const PlanRequest& request);
+  const std::vector<SearchGroup>& groups() const { return groups_; }
+  // Layouts dropped before costing, by reason.
+  const std::map<std::string, std::size_t>& rejected() const { return rejected_; }
+
+ private:
+  std::vector<SearchGroup> groups_;
+  std::map<std::string, std::size_t> rejected_;
+};
+
+// GPipe, 1F1B, Interleaved1F1B (v = 2, 3, 4), ZBH1, ZBH2, ZBV and DualPipeV,
+// or the request's schedule (with its v, or the v values worth trying).
+std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
+std::vector<models::Recompute> recompute_choices(const PlanRequest& request);
+
+}  // namespace pipeplan::planner

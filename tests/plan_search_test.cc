@@ -1,0 +1,123 @@
+// The plan search end to end on real models. Sources: reference.md (model
+// shapes; H100 80 GB); issue scenario: Llama 3 70B on 4 stages of 8 x H100
+// (tp 8, sequence 8192, micro-batch 1, global batch 32, 1F1B).
+#include "planner/plan_search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "models/hardware.h"
+#include "planner/plan_replay.h"
+
+namespace pipeplan::planner {
+namespace {
+
+PlanRequest llama70b_four_stages() {
+  PlanRequest request;
+  request.model = models::load_model("llama3-70b");
+  request.hardware = models::load_hardware("h100-sxm");
+  request.gpus = 32;
+  request.global_batch = 32;
+  request.seq_len = 8192;
+  request.tp = 8;
+  request.pp = 4;
+  request.micro_batch_size = 1;
+  request.schedule = "1F1B";
+  request.recompute = models::Recompute::kNone;
+  return request;
+}
+
+TEST(PlanSearch, MemoryAwareSplitLowersThePeakAndUnloadsTheFirstStage) {
+  const PlanRequest request = llama70b_four_stages();
+  const PlanSearchResult result = search_plans(request, 3);
+  ASSERT_FALSE(result.ranked.empty());
+  const PlanCandidate& best = result.ranked.front();
+  PlanCandidate even = best;
+  even.split = even_split(80, 4);
+  const ModelSimulation planned = replay_plan({"", "", 32, 8192, best, ""}, request.model, request.hardware);
+  const ModelSimulation megatron = replay_plan({"", "", 32, 8192, even, ""}, request.model, request.hardware);
+  EXPECT_LT(planned.peak_memory_bytes(), megatron.peak_memory_bytes());
+  const std::vector<int> counts = best.split.transformer_layer_counts();
+  // Stage 0 holds the embedding and the most in-flight micro-batches (4).
+  EXPECT_LT(counts.front(), 20);
+  EXPECT_EQ(*std::min_element(counts.begin(), counts.end()), counts.front());
+  // Within the balance slack (0.5%) of the fastest split's throughput.
+  EXPECT_GT(planned.tokens_per_s, megatron.tokens_per_s * 0.995);
+}
+
+TEST(PlanSearch, SearchFiguresAreTheSimulatorsFigures) {
+  PlanRequest request = llama70b_four_stages();
+  request.recompute.reset();
+  request.schedule.reset();
+  const PlanSearchResult result = search_plans(request, 20);
+  ASSERT_GE(result.ranked.size(), 3u);
+  for (const PlanCandidate& candidate : result.ranked) {
+    const ModelSimulation replayed =
+        replay_plan({"", "", 32, 8192, candidate, ""}, request.model, request.hardware);
+    // Reported candidates carry the full engine's figures (DualPipeV's
+    // paired sends queue on a link, which the ranking replay ignores).
+    EXPECT_NEAR(replayed.iteration_time_s, candidate.iteration_time_s, 1e-9 * candidate.iteration_time_s)
+        << candidate.schedule;
+    EXPECT_EQ(replayed.peak_memory_bytes(), candidate.max_peak_bytes) << candidate.schedule;
+  }
+}
+
+TEST(PlanSearch, Llama405bOnSixteenThousandGpusFitsEveryStage) {
+  PlanRequest request;
+  request.model = models::load_model("llama3.1-405b");
+  request.hardware = models::load_hardware("h100-sxm");
+  request.gpus = 16384;
+  request.global_batch = 2048;
+  request.seq_len = 8192;
+  const PlanSearchResult result = search_plans(request, 5);
+  ASSERT_FALSE(result.ranked.empty());
+  for (const PlanCandidate& candidate : result.ranked) {
+    EXPECT_EQ(candidate.tp * candidate.pp * candidate.dp, 16384);
+    for (std::int64_t peak : candidate.peak_memory_bytes) EXPECT_LE(peak, 80LL << 30);
+  }
+  EXPECT_GT(result.candidates_evaluated, 100u);
+  // Pareto: faster plans never use less memory than slower ones on the front.
+  for (std::size_t i = 1; i < result.pareto.size(); ++i) {
+    EXPECT_GE(result.pareto[i].iteration_time_s, result.pareto[i - 1].iteration_time_s);
+    EXPECT_LT(result.pareto[i].max_peak_bytes, result.pareto[i - 1].max_peak_bytes);
+  }
+}
+
+TEST(PlanSearch, ResultsDoNotDependOnThreads) {
+  PlanRequest request = llama70b_four_stages();
+  request.tp.reset();
+  request.pp.reset();
+  request.schedule.reset();
+  request.recompute.reset();
+  request.threads = 1;
+  const PlanSearchResult one = search_plans(request, 10);
+  request.threads = 3;
+  const PlanSearchResult three = search_plans(request, 10);
+  ASSERT_EQ(one.ranked.size(), three.ranked.size());
+  for (std::size_t i = 0; i < one.ranked.size(); ++i) {
+    EXPECT_EQ(one.ranked[i].schedule, three.ranked[i].schedule);
+    EXPECT_EQ(one.ranked[i].split, three.ranked[i].split);
+    EXPECT_EQ(one.ranked[i].iteration_time_s, three.ranked[i].iteration_time_s);
+  }
+  EXPECT_EQ(one.candidates_evaluated, three.candidates_evaluated);
+  EXPECT_EQ(one.rejected, three.rejected);
+}
+
+TEST(PlanSearch, ImpossibleRequestsAreRefused) {
+  PlanRequest request = llama70b_four_stages();
+  request.gpus = 30;  // t 8 does not divide it
+  EXPECT_THROW(search_plans(request, 1), InputError);
+  request = llama70b_four_stages();
+  request.global_batch = 0;
+  EXPECT_THROW(search_plans(request, 1), InputError);
+  request = llama70b_four_stages();
+  request.memory_cap_bytes = 1e9;  // 1 GB: nothing fits
+  const PlanSearchResult tight = search_plans(request, 1);
+  EXPECT_TRUE(tight.ranked.empty());
+  EXPECT_GT(tight.rejected.at("out of memory"), 0u);
+}
+
+}  // namespace
+}  // namespace pipeplan::planner
