@@ -28,6 +28,7 @@ struct PlanOptions {
   std::optional<std::string> memory_cap;
   std::optional<int> tp, pp, micro_batch_size, virtual_stages;
   std::optional<std::string> schedule, recompute;
+  std::optional<std::string> layers, layout;
   std::string partition = "memory";
   std::string balance_slack = "0.5%";
   std::string objective = "throughput";
@@ -59,6 +60,9 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   request.virtual_stages = options.virtual_stages;
   request.schedule = options.schedule;
   if (options.recompute) request.recompute = models::parse_recompute(*options.recompute);
+  if (options.layers && options.layout) throw InputError("give --layers or --layout, not both");
+  if (options.layers) request.layer_counts = planner::parse_layer_counts(*options.layers);
+  request.layout = options.layout;
   request.partition = planner::parse_partition_method(options.partition);
   request.balance_slack = parse_fraction(options.balance_slack, "--balance-slack");
   if (options.objective != "throughput" && options.objective != "memory") {
@@ -131,6 +135,9 @@ void register_plan_command(CLI::App& app) {
   command->add_option("--schedule", options->schedule, "Fix the schedule");
   command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");
   command->add_option("--recompute", options->recompute, "Fix recomputation: none, selective or full");
+  command->add_option("--layers", options->layers,
+                      "Evaluate this split (transformer layers per stage, e.g. 18,22,22,18) instead of searching one");
+  command->add_option("--layout", options->layout, "Evaluate this Megatron layout, e.g. 'Et*18|t*22|t*22|t*18L'");
   command->add_option("--partition", options->partition,
                       "Split method: uniform, parameters, time or memory (time-optimal under the cap)")
       ->capture_default_str();

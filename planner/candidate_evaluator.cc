@@ -95,8 +95,11 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
   const int n = table.size();
   const int stages = context.schedule.stages;
   auto time = [&](int i, int j) { return table.time_s(i, j); };
+  const int blocks = layers.layers.transformer_layers();
+  if (request.layer_counts) return split_from_counts(*request.layer_counts, blocks);
+  if (request.layout) return split_from_layout(*request.layout, blocks, stages);
   switch (request.partition) {
-    case PartitionMethod::kUniform: return uniform_split(layers.layers.transformer_layers(), stages);
+    case PartitionMethod::kUniform: return uniform_split(blocks, stages);
     case PartitionMethod::kParameters:
       return min_max_split(n, stages, [&](int, int i, int j) { return table.params(i, j); },
                            [](int, int, int) { return true; });
@@ -117,6 +120,12 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
       return memory_aware_split(n, stages, time, memory, cap, request.balance_slack);
   }
   return time_split(layers, stages, cache);
+}
+
+// A user's split fixes the stage count (p x v).
+bool fits_given_split(const PlanRequest& request, int stages) {
+  if (request.layer_counts) return static_cast<int>(request.layer_counts->size()) == stages;
+  return !request.layout || layout_stage_count(*request.layout) == stages;
 }
 
 PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, const ScheduleChoice& choice,
@@ -156,6 +165,10 @@ void CandidateEvaluator::evaluate_group(const SearchGroup& group, std::vector<Pl
     for (const LayerContext& layers : contexts) {
       if (context->schedule.stages > layers.layers.transformer_layers()) {
         ++tally.rejected["more pipeline stages than layers"];
+        continue;
+      }
+      if (!fits_given_split(request_, context->schedule.stages)) {
+        ++tally.rejected["stage count differs from the given split"];
         continue;
       }
       const std::optional<StageSplit> split = choose_split(layers, *context, request_, cap_, time_splits);

@@ -111,6 +111,9 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
       request.memory_cap_bytes > 0 ? request.memory_cap_bytes : static_cast<double>(request.hardware.gpu.usable_memory_bytes());
   PlanSearchResult result;
   result.memory_cap_bytes = cap;
+  // A given split is checked here, once, so that workers never meet a bad one.
+  if (request.layer_counts) split_from_counts(*request.layer_counts, request.model.layers);
+  if (request.layout) split_from_layout(*request.layout, request.model.layers, layout_stage_count(*request.layout));
   const SearchSpace space(request);
   std::vector<PlanCandidate> feasible;
   for (GroupResult& group : run_groups(request, space.groups(), cap)) {

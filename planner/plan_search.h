@@ -35,6 +35,10 @@ struct PlanRequest {
   std::optional<int> tp, pp, micro_batch_size, virtual_stages;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
+  // A user's own split, evaluated as given: blocks per stage, or a Megatron
+  // layout string. Candidates with another stage count are skipped.
+  std::optional<std::vector<int>> layer_counts;
+  std::optional<std::string> layout;
   PartitionMethod partition = PartitionMethod::kMemory;
   // The memory-aware split may let the slowest stage grow by this fraction
   // to lower the largest stage's peak memory.

@@ -146,6 +146,11 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
   return StageSplit(std::move(boundaries));
 }
 
+int layout_stage_count(std::string_view layout) {
+  const std::string flat = unroll_layout(layout);
+  return static_cast<int>(std::count(flat.begin(), flat.end(), '|')) + 1;
+}
+
 std::string format_layout(const StageSplit& split) {
   std::string layout;
   const int output = split.layer_count() - 1;

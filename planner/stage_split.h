@@ -44,6 +44,9 @@ StageSplit split_from_counts(const std::vector<int>& blocks_per_stage, int trans
 // modelled. The stage count must be `stages`.
 StageSplit split_from_layout(std::string_view layout, int transformer_layers, int stages);
 
+// The number of stages a layout string describes.
+int layout_stage_count(std::string_view layout);
+
 // The Megatron layout string of a split, e.g. "Et*18|t*22|t*22|t*18L".
 std::string format_layout(const StageSplit& split);
 

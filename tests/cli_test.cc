@@ -229,6 +229,18 @@ TEST(Cli, PlanRefusesWhatCannotFit) {
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --objective speed",
                  "--objective");
   expect_refused("simulate --plan /nonexistent.yaml", "cannot open");
+  expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --layers 18,22,22",
+                 "sums to 62");
+}
+
+TEST(Cli, PlanEvaluatesAGivenSplit) {
+  const CommandResult result = run("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 "
+                                   "--seq 8192 --tp 8 --layers 18,22,22,18 --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["best"]["stage_layers"], (std::vector<int>{18, 22, 22, 18}));
+  // Four stages: p = 4 with one chunk each, or p = 2 with two.
+  EXPECT_EQ(json["best"]["pp"].get<int>() * json["best"]["virtual"].get<int>(), 4);
 }
 
 TEST(Cli, MalformedCsvNamesLineAndColumn) {
