@@ -44,24 +44,25 @@ std::int64_t peak_memory(const sim::SimulationReport& report) {
   return peak;
 }
 
-void print_table(const std::vector<Row>& rows, const ResolvedCosts& costs, std::ostream& out) {
-  out << fmt::format("{:<22} {:>3} {:>14} {:>10} {:>12} {:>14}\n", "schedule", "v", "iteration ms", "bubble %",
+std::string table_text(const std::vector<Row>& rows, const ResolvedCosts& costs) {
+  std::string out = fmt::format("{:<22} {:>3} {:>14} {:>10} {:>12} {:>14}\n", "schedule", "v", "iteration ms", "bubble %",
                      "peak in-flt", "peak memory");
   for (const Row& row : rows) {
     if (!row.report) {
-      out << fmt::format("{:<22} skipped: {}\n", row.schedule, row.skipped);
+      out += fmt::format("{:<22} skipped: {}\n", row.schedule, row.skipped);
       continue;
     }
     const sim::SimulationReport& r = *row.report;
     double inflight = 0;
     for (const sim::RankReport& rank : r.ranks_detail) inflight = std::max(inflight, rank.peak_inflight_microbatches);
-    out << fmt::format("{:<22} {:>3} {:>14.3f} {:>10.2f} {:>12.4g} {:>14}\n", row.schedule, r.virtual_stages,
+    out += fmt::format("{:<22} {:>3} {:>14.3f} {:>10.2f} {:>12.4g} {:>14}\n", row.schedule, r.virtual_stages,
                        r.cost_s * 1e3, r.bubble_rate * 100, inflight, format_bytes(peak_memory(r)));
   }
-  out << fmt::format("costs: {}\n", costs.source);
+  out += fmt::format("costs: {}\n", costs.source);
+  return out;
 }
 
-void print_json(const std::vector<Row>& rows, const ResolvedCosts& costs, std::ostream& out) {
+nlohmann::ordered_json table_json(const std::vector<Row>& rows, const ResolvedCosts& costs) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const Row& row : rows) {
     nlohmann::ordered_json item = {{"schedule", row.schedule}};
@@ -75,22 +76,17 @@ void print_json(const std::vector<Row>& rows, const ResolvedCosts& costs, std::o
     }
     list.push_back(std::move(item));
   }
-  out << nlohmann::ordered_json{{"comparison", std::move(list)}, {"cost_source", costs.source}}.dump(2) << '\n';
+  return {{"comparison", std::move(list)}, {"cost_source", costs.source}};
 }
 
 }  // namespace
 
-void compare_schedules(const ScheduleSource& source, const ResolvedCosts& costs, bool overlap_comm, bool json,
-                       std::ostream& out) {
+CommandOutput compare_schedules(const ScheduleSource& source, const ResolvedCosts& costs, bool overlap_comm) {
   std::vector<Row> rows;
   for (const sim::ScheduleFamily& family : sim::schedule_families()) {
     rows.push_back(run_one(family, source, costs, overlap_comm));
   }
-  if (json) {
-    print_json(rows, costs, out);
-  } else {
-    print_table(rows, costs, out);
-  }
+  return {table_json(rows, costs), table_text(rows, costs)};
 }
 
 }  // namespace pipeplan::cli

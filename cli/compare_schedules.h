@@ -2,14 +2,12 @@
 // costs, side by side.
 #pragma once
 
-#include <ostream>
-
+#include "cli/command_output.h"
 #include "cli/cost_inputs.h"
 #include "cli/schedule_source.h"
 
 namespace pipeplan::cli {
 
-void compare_schedules(const ScheduleSource& source, const ResolvedCosts& costs, bool overlap_comm, bool json,
-                       std::ostream& out);
+CommandOutput compare_schedules(const ScheduleSource& source, const ResolvedCosts& costs, bool overlap_comm);
 
 }  // namespace pipeplan::cli

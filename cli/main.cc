@@ -9,6 +9,7 @@
 #include "cli/plan_command.h"
 #include "cli/schedule_command.h"
 #include "cli/simulate_command.h"
+#include "cli/study_command.h"
 #include "common/error.h"
 
 namespace {
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   pipeplan::cli::register_simulate_command(app);
   pipeplan::cli::register_schedule_command(app);
   pipeplan::cli::register_plan_command(app);
+  pipeplan::cli::register_study_command(app);
   pipeplan::cli::register_model_command(app);
   pipeplan::cli::register_hardware_command(app);
   try {

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
 
 #include "cli/output_files.h"
 #include "common/error.h"
@@ -40,24 +39,22 @@ sim::SimulationOptions simulation_options(const ModelRunOutputs& outputs) {
   return simulation;
 }
 
-void print_model_simulation(const planner::ModelSimulation& result, const models::ModelConfig& model,
-                            const models::HardwareConfig& hardware, const planner::PipelineSetup& setup,
-                            const ModelRunOutputs& outputs) {
-  if (outputs.json) {
-    nlohmann::ordered_json json = planner::model_simulation_to_json(result);
-    json["model"] = model.name;
-    json["hardware"] = hardware.name;
-    json["cost_source"] = "analytical model";
-    std::cout << json.dump(2) << '\n';
-  } else {
-    std::cout << fmt::format("{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, recompute {}\n", model.name,
-                             result.gpus, hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
-                             setup.shape.micro_batch_size, setup.shape.seq_len,
-                             models::recompute_name(setup.shape.recompute));
-    std::cout << planner::model_simulation_to_text(result) << "  costs: analytical model\n";
-  }
+CommandOutput model_output(const planner::ModelSimulation& result, const models::ModelConfig& model,
+                           const models::HardwareConfig& hardware, const planner::PipelineSetup& setup,
+                           const ModelRunOutputs& outputs) {
+  CommandOutput output;
+  output.json = planner::model_simulation_to_json(result);
+  output.json["model"] = model.name;
+  output.json["hardware"] = hardware.name;
+  output.json["cost_source"] = "analytical model";
+  output.text = fmt::format("{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, recompute {}\n", model.name,
+                            result.gpus, hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
+                            setup.shape.micro_batch_size, setup.shape.seq_len,
+                            models::recompute_name(setup.shape.recompute)) +
+                planner::model_simulation_to_text(result) + "  costs: analytical model\n";
   if (outputs.trace_file) write_text_file(*outputs.trace_file, sim::chrome_trace_json(result.report), "--trace");
   if (outputs.svg_file) write_text_file(*outputs.svg_file, sim::svg_gantt(result.report), "--svg");
+  return output;
 }
 
 }  // namespace
@@ -76,8 +73,8 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
   add_shape_options(command, options.shape, true);
 }
 
-void run_model_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
-                        const ModelRunOutputs& outputs) {
+CommandOutput run_model_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
+                                 const ModelRunOutputs& outputs) {
   if (!options.hardware) throw InputError("--model needs --hardware (e.g. h100-sxm; see `pipeplan hardware list`)");
   if (source.csv_file) throw InputError("--schedule-csv cannot be combined with --model; give --schedule");
   const models::ModelConfig model = models::load_model(*options.model);
@@ -92,10 +89,10 @@ void run_model_simulate(const ModelSimulateOptions& options, const ScheduleSourc
   const models::ModelLayers layers = models::expand_layers(model, setup.shape);
   setup.split = resolve_split(options, layers, setup.pp * setup.virtual_stages);
   const planner::ModelSimulation result = planner::simulate_model(layers, hardware, setup, simulation_options(outputs));
-  print_model_simulation(result, model, hardware, setup, outputs);
+  return model_output(result, model, hardware, setup, outputs);
 }
 
-void run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outputs) {
+CommandOutput run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outputs) {
   const planner::PlanFile plan = planner::read_plan_yaml(plan_file);
   const models::ModelConfig model = models::load_model(plan.model);
   const models::HardwareConfig hardware = models::load_hardware(plan.hardware);
@@ -103,7 +100,7 @@ void run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outp
   planner::PipelineSetup setup;
   setup.shape = planner::candidate_shape(plan.plan, plan.seq_len);
   setup.pp = plan.plan.pp;
-  print_model_simulation(result, model, hardware, setup, outputs);
+  return model_output(result, model, hardware, setup, outputs);
 }
 
 }  // namespace pipeplan::cli

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/command_output.h"
 #include "cli/model_options.h"
 #include "cli/schedule_source.h"
 
@@ -23,17 +24,17 @@ struct ModelSimulateOptions {
 
 void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options);
 
+// Files a run writes besides its output.
 struct ModelRunOutputs {
-  bool json = false;
   bool no_overlap = false;
   std::optional<std::string> trace_file;
   std::optional<std::string> svg_file;
 };
 
-void run_model_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
-                        const ModelRunOutputs& outputs);
+CommandOutput run_model_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
+                                 const ModelRunOutputs& outputs);
 
 // Replays a plan file with the full engine.
-void run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outputs);
+CommandOutput run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outputs);
 
 }  // namespace pipeplan::cli

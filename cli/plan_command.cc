@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <memory>
 #include <optional>
 
@@ -87,7 +86,7 @@ planner::PlanRequest make_request(const PlanOptions& options) {
                                format_bytes(static_cast<std::int64_t>(search.memory_cap_bytes)), closest));
 }
 
-void run_plan(const PlanOptions& options) {
+CommandOutput run_plan(const PlanOptions& options) {
   const planner::PlanRequest request = make_request(options);
   planner::PlanReport report;
   report.model = request.model.name;
@@ -101,20 +100,16 @@ void run_plan(const PlanOptions& options) {
   planner::PlanFile file{options.model, options.hardware, request.global_batch, request.seq_len, report.best_plan, ""};
   report.best = planner::replay_plan(file, request.model, request.hardware);
   planner::fill_even_split(report, request);
-  if (options.json) {
-    std::cout << planner::plan_report_json(report).dump(2) << '\n';
-  } else {
-    std::cout << planner::plan_report_text(report);
-  }
   if (options.out) {
     planner::take_figures(report.best, file.plan);
     write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
   }
+  return {planner::plan_report_json(report), planner::plan_report_text(report)};
 }
 
 }  // namespace
 
-void register_plan_command(CLI::App& app) {
+void register_plan_command(CLI::App& app, OutputSink sink) {
   auto options = std::make_shared<PlanOptions>();
   CLI::App* command = app.add_subcommand(
       "plan",
@@ -151,7 +146,7 @@ void register_plan_command(CLI::App& app) {
   command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object");
   command->add_option("--out", options->out, "Write the best plan as YAML (replay: pipeplan simulate --plan FILE)");
-  command->callback([options] { run_plan(*options); });
+  command->callback([options, sink] { sink(run_plan(*options), options->json); });
 }
 
 }  // namespace pipeplan::cli

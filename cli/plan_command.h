@@ -3,8 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/command_output.h"
+
 namespace pipeplan::cli {
 
-void register_plan_command(CLI::App& app);
+void register_plan_command(CLI::App& app, OutputSink sink = print_output);
 
 }  // namespace pipeplan::cli

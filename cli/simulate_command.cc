@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
 #include <memory>
 
 #include "cli/compare_schedules.h"
@@ -57,28 +56,25 @@ bool has_given_costs(const CostInputs& costs) {
          costs.static_bytes || costs.p2p_bytes;
 }
 
-void run_simulate(const SimulateOptions& options) {
+CommandOutput run_simulate(const SimulateOptions& options) {
+  const ModelRunOutputs files{options.no_overlap, options.trace_file, options.svg_file};
   if (options.model.plan) {
     if (options.model.model || has_given_costs(options.costs) || options.source.csv_file) {
       throw InputError("--plan carries the model, costs and schedule: drop --model, --schedule-csv and the cost options");
     }
-    run_plan_simulate(*options.model.plan, {options.json, options.no_overlap, options.trace_file, options.svg_file});
-    return;
+    return run_plan_simulate(*options.model.plan, files);
   }
   if (options.model.model) {
     if (has_given_costs(options.costs)) {
       throw InputError("--tf/--tb/--tw/--costs and the byte options cannot be combined with --model: its costs come "
                        "from the cost model");
     }
-    run_model_simulate(options.model, options.source,
-                       {options.json, options.no_overlap, options.trace_file, options.svg_file});
-    return;
+    return run_model_simulate(options.model, options.source, files);
   }
   if (options.model.hardware) throw InputError("--hardware needs --model (costs from the cost model)");
   const ResolvedCosts costs = resolve_costs(options.costs);
   if (options.source.csv_file == std::nullopt && options.source.name == "all") {
-    compare_schedules(options.source, costs, !options.no_overlap, options.json, std::cout);
-    return;
+    return compare_schedules(options.source, costs, !options.no_overlap);
   }
   const sim::Schedule schedule = load_schedule(options.source);
   if (!costs.weight_grad_given && splits_backward(schedule)) {
@@ -92,21 +88,19 @@ void run_simulate(const SimulateOptions& options) {
   const sim::SimulationReport report =
       sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule), costs.topology, simulation);
 
-  if (options.json) {
-    nlohmann::ordered_json json = sim::report_to_json(report);
-    json["cost_source"] = costs.source;
-    std::cout << json.dump(2) << '\n';
-  } else {
-    std::cout << sim::report_to_text(report) << fmt::format("  costs: {}\n", costs.source);
-    if (gantt) std::cout << '\n' << sim::ascii_gantt(report);
-  }
+  CommandOutput output;
+  output.json = sim::report_to_json(report);
+  output.json["cost_source"] = costs.source;
+  output.text = sim::report_to_text(report) + fmt::format("  costs: {}\n", costs.source);
+  if (gantt) output.text += "\n" + sim::ascii_gantt(report);
   if (options.trace_file) write_text_file(*options.trace_file, sim::chrome_trace_json(report), "--trace");
   if (options.svg_file) write_text_file(*options.svg_file, sim::svg_gantt(report), "--svg");
+  return output;
 }
 
 }  // namespace
 
-void register_simulate_command(CLI::App& app) {
+void register_simulate_command(CLI::App& app, OutputSink sink) {
   auto options = std::make_shared<SimulateOptions>();
   CLI::App* command = app.add_subcommand(
       "simulate",
@@ -122,7 +116,7 @@ void register_simulate_command(CLI::App& app) {
   command->add_option("--trace", options->trace_file,
                       "Write a Chrome trace (open in ui.perfetto.dev or chrome://tracing)");
   command->add_option("--svg", options->svg_file, "Write a Gantt chart as SVG");
-  command->callback([options] { run_simulate(*options); });
+  command->callback([options, sink] { sink(run_simulate(*options), options->json); });
 }
 
 }  // namespace pipeplan::cli

@@ -1,5 +1,7 @@
 #include "sim/output/svg_gantt.h"
 
+#include "common/xml_escape.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -38,21 +40,6 @@ constexpr std::string_view kWaitFill = "#9e9e9e";
 
 const KindStyle& style_of(OpKind kind) { return kKinds[static_cast<std::size_t>(kind)]; }
 
-std::string escape_xml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 // The smallest 1-2-5 step that gives at most 10 ticks over [0, range]; the
 // step before it gave more than 10, so this one gives at least 5.

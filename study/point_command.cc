@@ -1,0 +1,131 @@
+#include "study/point_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/in_process.h"
+#include "common/error.h"
+#include "models/embedded_configs.h"
+#include "models/hardware.h"
+#include "models/model_config.h"
+
+namespace pipeplan::study {
+namespace {
+
+struct FieldOverride {
+  std::vector<std::string> path;  // "network.bandwidth" -> {"network", "bandwidth"}
+  std::string value;
+};
+
+std::vector<std::string> split_dots(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = text.find('.', start);
+    parts.emplace_back(text.substr(start, dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+// Model and hardware names may also be paths; the derived file must find
+// the original from wherever it is written.
+std::string original_text(const std::string& kind, const std::string& name_or_path) {
+  if (std::filesystem::exists(name_or_path)) {
+    std::ifstream in(name_or_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  const models::EmbeddedFile* file = models::find_embedded(kind, name_or_path);
+  if (file == nullptr) throw InputError(fmt::format("unknown {} '{}' for the swept fields", kind, name_or_path));
+  return std::string(file->text);
+}
+
+// Sets a nested field by rebuilding the path (yaml-cpp nodes are handles:
+// assigning a child through a temporary keeps the change in the tree).
+void set_field(YAML::Node root, const std::vector<std::string>& path, const std::string& value) {
+  YAML::Node node = root;
+  for (std::size_t i = 0; i + 1 < path.size(); ++i) node.reset(node[path[i]]);
+  node[path.back()] = value;
+}
+
+std::string write_derived(const std::string& kind, const std::string& original, const std::vector<FieldOverride>& fields,
+                          const std::string& file) {
+  YAML::Node root = YAML::Load(original_text(kind, original));
+  std::string label;
+  for (const FieldOverride& field : fields) {
+    set_field(root, field.path, field.value);
+    label += fmt::format("{}{}={}", label.empty() ? "" : ", ", fmt::join(field.path, "."), field.value);
+  }
+  root["name"] = fmt::format("{} ({})", root["name"] ? root["name"].as<std::string>() : original, label);
+  YAML::Emitter out;
+  out << root;
+  std::ofstream(file) << out.c_str() << '\n';
+  // Loading now reports a bad field before the run starts.
+  if (kind == "models") {
+    models::load_model(file);
+  } else {
+    models::load_hardware(file);
+  }
+  return file;
+}
+
+}  // namespace
+
+std::string option_value(const StudyFile& study, const StudyPoint& point, const std::string& key) {
+  const std::string swept = point.value_of(key);
+  if (!swept.empty()) return swept;
+  for (const auto& [name, value] : study.base) {
+    if (name == key) return value;
+  }
+  return "";
+}
+
+std::vector<std::string> point_arguments(const StudyFile& study, const StudyPoint& point,
+                                         const std::string& config_dir) {
+  const std::string command(mode_command(study.mode));
+  std::vector<std::pair<std::string, std::string>> options;
+  std::vector<FieldOverride> model_fields, hardware_fields;
+  auto take = [&](const std::string& key, const std::string& value) {
+    if (key.starts_with("model.")) {
+      model_fields.push_back({split_dots(key.substr(6)), value});
+    } else if (key.starts_with("hardware.")) {
+      hardware_fields.push_back({split_dots(key.substr(9)), value});
+    } else {
+      std::erase_if(options, [&](const auto& option) { return option.first == key; });
+      options.emplace_back(key, value);
+    }
+  };
+  for (const auto& [key, value] : study.base) take(key, value);
+  for (const auto& [key, value] : point.values) take(key, value);
+  for (auto [kind, option, fields] : {std::tuple{"models", "model", &model_fields},
+                                      std::tuple{"hardware", "hardware", &hardware_fields}}) {
+    if (fields->empty()) continue;
+    const std::string original = option_value(study, point, option);
+    if (original.empty()) throw InputError(fmt::format("sweeping {} fields needs a '{}' option", option, option));
+    const std::string file = fmt::format("{}/point-{}-{}.yaml", config_dir, point.index, option);
+    take(option, write_derived(kind, original, *fields, file));
+  }
+  std::vector<std::string> args;
+  bool threads_given = false;
+  for (const auto& [key, value] : options) {
+    threads_given |= key == "threads";
+    if (cli::is_flag(command, key)) {
+      if (value == "true") args.push_back(fmt::format("--{}", key));
+      continue;
+    }
+    args.push_back(fmt::format("--{}", key));
+    args.push_back(value);
+  }
+  // Points already run in parallel: one search thread each.
+  if (study.mode == StudyMode::kPlan && !threads_given) args.insert(args.end(), {"--threads", "1"});
+  return args;
+}
+
+}  // namespace pipeplan::study

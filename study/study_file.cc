@@ -1,0 +1,231 @@
+#include "study/study_file.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "cli/in_process.h"
+#include "common/error.h"
+#include "common/yaml_fields.h"
+#include "study/expression.h"
+
+namespace pipeplan::study {
+namespace {
+
+constexpr std::string_view kStudyKeys = "title, question, mode, base, sweep, metrics, plots";
+constexpr std::array<std::string_view, 7> kStudyKeyList{"title", "question", "mode", "base", "sweep", "metrics",
+                                                        "plots"};
+
+// Edit distance, for suggesting the option a misspelt key meant.
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string close_names(std::string_view key, const std::vector<std::string>& names) {
+  std::vector<std::pair<std::size_t, std::string>> ranked;
+  for (const std::string& name : names) ranked.emplace_back(distance(key, name), name);
+  std::sort(ranked.begin(), ranked.end());
+  std::string text;
+  for (std::size_t i = 0; i < ranked.size() && i < 4; ++i) text += fmt::format("{}{}", i ? ", " : "", ranked[i].second);
+  return text;
+}
+
+bool is_config_field(std::string_view key) { return key.starts_with("model.") || key.starts_with("hardware."); }
+
+class StudyReader {
+ public:
+  explicit StudyReader(const std::string& path) : path_(path), root_(load_yaml_file(path)) {}
+
+  StudyFile read() {
+    if (!root_.IsMap()) throw_at(path_, root_, fmt::format("a study is a map with keys {}", kStudyKeys));
+    for (const auto& entry : root_) {
+      const std::string key = entry.first.as<std::string>();
+      if (std::find(kStudyKeyList.begin(), kStudyKeyList.end(), key) == kStudyKeyList.end()) {
+        throw_at(path_, entry.first, fmt::format("unknown key '{}'; a study has {}", key, kStudyKeys));
+      }
+    }
+    study_.path = path_;
+    study_.title = optional_text("title");
+    study_.question = optional_text("question");
+    read_mode();
+    options_ = cli::option_names(mode_command(study_.mode));
+    read_base();
+    read_sweep();
+    read_metrics();
+    read_plots();
+    return std::move(study_);
+  }
+
+ private:
+  std::string optional_text(const char* key) const {
+    return root_[key] ? scalar_text(root_[key], path_, key) : std::string();
+  }
+
+  void read_mode() {
+    const std::string mode = root_["mode"] ? scalar_text(root_["mode"], path_, "mode") : "simulate";
+    if (mode != "simulate" && mode != "plan") throw_at(path_, root_["mode"], "'mode' must be simulate or plan");
+    study_.mode = mode == "plan" ? StudyMode::kPlan : StudyMode::kSimulate;
+  }
+
+  // An option of the study's command, or a model/hardware field.
+  void check_key(const YAML::Node& at, const std::string& key) const {
+    if (is_config_field(key)) return;
+    if (std::find(options_.begin(), options_.end(), key) != options_.end()) return;
+    throw_at(path_, at, fmt::format("'{}' names no option of `pipeplan {}`; close ones: {}", key,
+                                    mode_command(study_.mode), close_names(key, options_)));
+  }
+
+  void read_base() {
+    const YAML::Node base = root_["base"];
+    if (!base) return;
+    if (!base.IsMap()) throw_at(path_, base, "'base' maps option names to values, e.g. 'schedule: 1F1B'");
+    for (const auto& entry : base) {
+      const std::string key = entry.first.as<std::string>();
+      check_key(entry.first, key);
+      study_.base.emplace_back(key, scalar_text(entry.second, path_, key));
+    }
+  }
+
+  std::vector<SweepAxis> read_axes(const YAML::Node& node, const char* where) const {
+    std::vector<SweepAxis> axes;
+    if (!node) return axes;
+    if (!node.IsMap()) throw_at(path_, node, fmt::format("'sweep.{}' maps options to lists of values", where));
+    for (const auto& entry : node) {
+      const std::string key = entry.first.as<std::string>();
+      check_key(entry.first, key);
+      SweepAxis axis{key, scalar_or_list(entry.second, path_, key)};
+      if (axis.values.empty()) {
+        throw_at(path_, entry.second, fmt::format("'sweep.{}.{}' is empty; give at least one value", where, key));
+      }
+      axes.push_back(std::move(axis));
+    }
+    return axes;
+  }
+
+  void read_sweep() {
+    const YAML::Node sweep = root_["sweep"];
+    if (!sweep) return;
+    for (const auto& entry : sweep) {
+      const std::string key = entry.first.as<std::string>();
+      if (key != "grid" && key != "zip") throw_at(path_, entry.first, "'sweep' has 'grid' and/or 'zip'");
+    }
+    study_.grid = read_axes(sweep["grid"], "grid");
+    study_.zip = read_axes(sweep["zip"], "zip");
+    for (const SweepAxis& axis : study_.zip) {
+      if (axis.values.size() != study_.zip.front().values.size()) {
+        throw_at(path_, sweep["zip"], fmt::format("'sweep.zip' lists must have one length: '{}' has {}, '{}' {}",
+                                                  study_.zip.front().key, study_.zip.front().values.size(), axis.key,
+                                                  axis.values.size()));
+      }
+    }
+  }
+
+  void read_metrics() {
+    const YAML::Node metrics = root_["metrics"];
+    if (!metrics) throw_at(path_, root_, "a study needs 'metrics', e.g. [bubble_rate, cost_ms]");
+    study_.metrics = scalar_or_list(metrics, path_, "metrics");
+  }
+
+  bool swept(const std::string& key) const {
+    auto named = [&](const SweepAxis& axis) { return axis.key == key; };
+    return std::any_of(study_.grid.begin(), study_.grid.end(), named) ||
+           std::any_of(study_.zip.begin(), study_.zip.end(), named);
+  }
+
+  void read_plots();
+  PlotSpec read_plot(const YAML::Node& node) const;
+  void check_plot(const YAML::Node& node, const PlotSpec& plot) const;
+
+  std::string path_;
+  YAML::Node root_;
+  StudyFile study_;
+  std::vector<std::string> options_;
+};
+
+PlotKind plot_kind(const std::string& text, const std::string& path, const YAML::Node& node) {
+  if (text == "line") return PlotKind::kLine;
+  if (text == "bar") return PlotKind::kBar;
+  if (text == "stacked bar" || text == "stacked_bar") return PlotKind::kStackedBar;
+  if (text == "gantt") return PlotKind::kGantt;
+  throw_at(path, node, fmt::format("plot kind '{}': use line, bar, stacked bar or gantt", text));
+}
+
+void StudyReader::read_plots() {
+  const YAML::Node plots = root_["plots"];
+  if (!plots) return;
+  if (!plots.IsSequence()) throw_at(path_, plots, "'plots' is a list of plots");
+  for (const YAML::Node& node : plots) {
+    PlotSpec plot = read_plot(node);
+    check_plot(node, plot);
+    study_.plots.push_back(std::move(plot));
+  }
+}
+
+PlotSpec StudyReader::read_plot(const YAML::Node& node) const {
+  if (!node.IsMap()) throw_at(path_, node, "a plot is a map: name, kind, x, y, series, where, reference");
+  PlotSpec plot;
+  plot.name = node["name"] ? scalar_text(node["name"], path_, "name") : fmt::format("plot{}", study_.plots.size() + 1);
+  plot.title = node["title"] ? scalar_text(node["title"], path_, "title") : plot.name;
+  plot.kind = plot_kind(node["kind"] ? scalar_text(node["kind"], path_, "kind") : "line", path_, node["kind"]);
+  plot.x = node["x"] ? scalar_text(node["x"], path_, "x") : "";
+  if (node["y"]) plot.y = scalar_or_list(node["y"], path_, "y");
+  plot.series = node["series"] ? scalar_text(node["series"], path_, "series") : "";
+  plot.y_unit = node["y_unit"] ? scalar_text(node["y_unit"], path_, "y_unit") : "";
+  plot.log_x = node["log_x"] && scalar_text(node["log_x"], path_, "log_x") == "true";
+  if (const YAML::Node where = node["where"]) {
+    for (const auto& entry : where) plot.where.emplace_back(entry.first.as<std::string>(), entry.second.as<std::string>());
+  }
+  if (const YAML::Node references = node["reference"]) {
+    for (const YAML::Node& reference : references) {
+      plot.references.push_back({reference["label"] ? reference["label"].as<std::string>() : "closed form",
+                                 scalar_text(reference["expression"], path_, "expression"),
+                                 reference["series"] ? reference["series"].as<std::string>() : ""});
+    }
+  }
+  return plot;
+}
+
+void StudyReader::check_plot(const YAML::Node& node, const PlotSpec& plot) const {
+  for (const std::string& metric : plot.y) {
+    if (std::find(study_.metrics.begin(), study_.metrics.end(), metric) == study_.metrics.end()) {
+      throw_at(path_, node, fmt::format("plot '{}' draws '{}', which is not among the metrics ({})", plot.name, metric,
+                                        close_names(metric, study_.metrics)));
+    }
+  }
+  if (plot.kind != PlotKind::kGantt && plot.y.empty()) {
+    throw_at(path_, node, fmt::format("plot '{}' needs 'y': one or more metrics", plot.name));
+  }
+  for (const std::string& key : {plot.x, plot.series}) {
+    if (!key.empty() && key != "#" && !swept(key)) {
+      throw_at(path_, node, fmt::format("plot '{}' uses '{}', which is not swept", plot.name, key));
+    }
+  }
+  for (const auto& [key, value] : plot.where) {
+    if (!swept(key)) throw_at(path_, node, fmt::format("plot '{}' filters on '{}', which is not swept", plot.name, key));
+  }
+  static const std::vector<std::string> kUnits{"", "GiB", "GB", "ms", "s", "%"};
+  if (std::find(kUnits.begin(), kUnits.end(), plot.y_unit) == kUnits.end()) {
+    throw_at(path_, node, fmt::format("plot '{}': y_unit '{}' is not one of GiB, GB, ms, s, %", plot.name, plot.y_unit));
+  }
+  for (const Reference& reference : plot.references) parse_expression(reference.expression);
+}
+
+}  // namespace
+
+std::string_view mode_command(StudyMode mode) { return mode == StudyMode::kPlan ? "plan" : "simulate"; }
+
+StudyFile read_study(const std::string& path) { return StudyReader(path).read(); }
+
+}  // namespace pipeplan::study

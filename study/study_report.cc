@@ -1,0 +1,203 @@
+#include "study/study_report.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/in_process.h"
+#include "common/error.h"
+#include "study/html_report.h"
+#include "study/plot_data.h"
+#include "study/svg_chart.h"
+
+namespace pipeplan::study {
+namespace {
+
+std::string cell(const nlohmann::ordered_json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return fmt::format("{:.10g}", value.get<double>());
+  return value.dump();
+}
+
+std::string csv_escape(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+// Columns: list metrics spread over metric[0], metric[1], ...
+std::vector<std::pair<std::string, int>> metric_columns(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
+  std::vector<std::pair<std::string, int>> columns;
+  for (const std::string& metric : study.metrics) {
+    int width = -1;
+    for (const PointOutcome& outcome : outcomes) {
+      if (outcome.error.empty() && outcome.metrics.contains(metric) && outcome.metrics.at(metric).is_array()) {
+        width = std::max(width, static_cast<int>(outcome.metrics.at(metric).size()));
+      }
+    }
+    columns.emplace_back(metric, width);
+  }
+  return columns;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw InputError(fmt::format("--out: cannot write '{}'", path));
+}
+
+// Lower is better unless the metric measures throughput.
+bool higher_is_better(const std::string& metric) {
+  return metric.find("tokens_per_s") != std::string::npos || metric.find("mfu") != std::string::npos;
+}
+
+std::string best_points(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
+  std::string text;
+  for (const PlotSpec& plot : study.plots) {
+    if (plot.y.empty() || plot.series.empty()) continue;
+    const std::string& metric = plot.y.front();
+    text += fmt::format("\n### {} ({}, by {})\n\n", plot.title, metric, plot.series);
+    std::map<std::string, const PointOutcome*> best;
+    for (const PointOutcome* outcome : plot_points(plot, outcomes)) {
+      if (!outcome->error.empty() || !outcome->metrics.at(metric).is_number()) continue;
+      const std::string series = outcome->point.value_of(plot.series);
+      const double value = outcome->metrics.at(metric).get<double>();
+      const PointOutcome*& current = best[series];
+      if (current == nullptr || (higher_is_better(metric) ? value > current->metrics.at(metric).get<double>()
+                                                          : value < current->metrics.at(metric).get<double>())) {
+        current = outcome;
+      }
+    }
+    for (const auto& [series, outcome] : best) {
+      std::string where;
+      for (const auto& [key, value] : outcome->point.values) where += fmt::format("{}{}={}", where.empty() ? "" : ", ", key, value);
+      text += fmt::format("- {}: {} = {} (point {}: {})\n", series, metric, cell(outcome->metrics.at(metric)),
+                          outcome->point.index, where);
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string results_csv(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
+  const auto columns = metric_columns(study, outcomes);
+  std::vector<std::string> header{"point"};
+  if (!outcomes.empty()) {
+    for (const auto& [key, value] : outcomes.front().point.values) header.push_back(key);
+  }
+  for (const auto& [metric, width] : columns) {
+    if (width < 0) header.push_back(metric);
+    for (int i = 0; i < width; ++i) header.push_back(fmt::format("{}[{}]", metric, i));
+  }
+  header.push_back("error");
+  std::string csv;
+  for (std::size_t i = 0; i < header.size(); ++i) csv += fmt::format("{}{}", i ? "," : "", csv_escape(header[i]));
+  csv += '\n';
+  for (const PointOutcome& outcome : outcomes) {
+    std::vector<std::string> row{std::to_string(outcome.point.index)};
+    for (const auto& [key, value] : outcome.point.values) row.push_back(value);
+    for (const auto& [metric, width] : columns) {
+      const bool present = outcome.error.empty() && outcome.metrics.contains(metric);
+      if (width < 0) row.push_back(present ? cell(outcome.metrics.at(metric)) : "");
+      for (int i = 0; i < width; ++i) {
+        const bool has = present && i < static_cast<int>(outcome.metrics.at(metric).size());
+        row.push_back(has ? cell(outcome.metrics.at(metric)[static_cast<std::size_t>(i)]) : "");
+      }
+    }
+    row.push_back(outcome.error);
+    for (std::size_t i = 0; i < row.size(); ++i) csv += fmt::format("{}{}", i ? "," : "", csv_escape(row[i]));
+    csv += '\n';
+  }
+  return csv;
+}
+
+std::string results_json(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
+  nlohmann::ordered_json points = nlohmann::ordered_json::array();
+  for (const PointOutcome& outcome : outcomes) {
+    nlohmann::ordered_json values = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : outcome.point.values) values[key] = value;
+    nlohmann::ordered_json point = {{"point", outcome.point.index}, {"values", values}, {"arguments", outcome.arguments}};
+    if (outcome.error.empty()) {
+      point["metrics"] = outcome.metrics;
+    } else {
+      point["error"] = outcome.error;
+    }
+    points.push_back(std::move(point));
+  }
+  return nlohmann::ordered_json{{"title", study.title},
+                                {"question", study.question},
+                                {"mode", std::string(mode_command(study.mode))},
+                                {"points", std::move(points)}}
+             .dump(2) +
+         "\n";
+}
+
+std::string report_markdown(const StudyFile& study, const std::vector<PointOutcome>& outcomes,
+                            const std::vector<std::string>& plot_files) {
+  std::string text = fmt::format("# {}\n\n{}\n\n## Results\n\n", study.title.empty() ? study.path : study.title,
+                                 study.question);
+  const std::string csv = results_csv(study, outcomes);
+  bool header = true;
+  std::size_t start = 0;
+  while (start < csv.size()) {
+    const std::size_t end = csv.find('\n', start);
+    std::string line = csv.substr(start, end - start);
+    std::string row = "|";
+    std::size_t columns = 0;
+    for (std::size_t from = 0;; ++columns) {
+      const std::size_t comma = line.find(',', from);
+      row += fmt::format(" {} |", line.substr(from, comma - from));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+    text += row + '\n';
+    if (header) {
+      text += '|';
+      for (std::size_t i = 0; i <= columns; ++i) text += "---|";
+      text += '\n';
+      header = false;
+    }
+    start = end + 1;
+  }
+  text += "\n## Best point per series\n" + best_points(study, outcomes) + "\n## Plots\n\n";
+  for (const std::string& file : plot_files) text += fmt::format("![{}]({})\n", file, file);
+  return text;
+}
+
+std::vector<std::string> write_study_outputs(const StudyFile& study, const std::vector<PointOutcome>& outcomes,
+                                             const std::string& out_dir) {
+  std::vector<std::string> written{"results.csv", "results.json"};
+  write_file(out_dir + "/results.csv", results_csv(study, outcomes));
+  write_file(out_dir + "/results.json", results_json(study, outcomes));
+  std::vector<std::pair<std::string, std::string>> plots;  // title, svg
+  std::vector<std::string> plot_files;
+  for (const PlotSpec& plot : study.plots) {
+    const std::string file = plot.name + ".svg";
+    std::string svg;
+    if (plot.kind == PlotKind::kGantt) {
+      const std::vector<const PointOutcome*> points = plot_points(plot, outcomes);
+      if (points.empty()) throw InputError(fmt::format("gantt plot '{}' matches no point", plot.name));
+      std::vector<std::string> args = points.front()->arguments;
+      args.insert(args.end(), {"--svg", out_dir + "/" + file});
+      cli::run_in_process("simulate", args);
+      std::ifstream in(out_dir + "/" + file);
+      svg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    } else {
+      svg = render_chart_svg(chart_for(study, plot, outcomes));
+      write_file(out_dir + "/" + file, svg);
+    }
+    plots.emplace_back(plot.title, svg);
+    plot_files.push_back(file);
+    written.push_back(file);
+  }
+  write_file(out_dir + "/report.md", report_markdown(study, outcomes, plot_files));
+  write_file(out_dir + "/report.html", report_html(study, results_csv(study, outcomes), plots));
+  written.insert(written.end(), {"report.md", "report.html"});
+  return written;
+}
+
+}  // namespace pipeplan::study

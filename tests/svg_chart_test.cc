@@ -1,0 +1,683 @@
+// The SVG chart renderer: well-formed documents for every chart kind, one
+// drawn element per segment or bar, legends, 1-2-5 and power-of-two ticks,
+// escaping, and finite coordinates whatever the data.
+#include "study/svg_chart.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "study/chart_axes.h"
+
+namespace pipeplan::study {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---- A small XML reader: enough to check well-formedness and find elements.
+
+struct Element {
+  std::string name;
+  std::map<std::string, std::string> attributes;  // values as written (escaped)
+  std::string text;                               // character data directly inside
+  int parent = -1;
+};
+
+bool valid_entity(std::string_view xml, std::size_t at) {
+  for (std::string_view entity : {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"}) {
+    if (xml.substr(at, entity.size()) == entity) return true;
+  }
+  return false;
+}
+
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == ':' || c == '_'; }
+
+std::string read_name(std::string_view xml, std::size_t& i) {
+  const std::size_t start = i;
+  while (i < xml.size() && name_char(xml[i])) ++i;
+  return std::string(xml.substr(start, i - start));
+}
+
+void skip_space(std::string_view xml, std::size_t& i) {
+  while (i < xml.size() && std::isspace(static_cast<unsigned char>(xml[i]))) ++i;
+}
+
+// Reads the attributes and the end of a start tag; false on any syntax error
+// (unquoted or unterminated values, '<' or a bare '&' inside, duplicates).
+bool read_attributes(std::string_view xml, std::size_t& i, Element& element, bool& empty) {
+  while (true) {
+    skip_space(xml, i);
+    if (i >= xml.size()) return false;
+    if (xml[i] == '>' || xml.substr(i, 2) == "/>") {
+      empty = xml[i] == '/';
+      i += empty ? 2 : 1;
+      return true;
+    }
+    const std::string name = read_name(xml, i);
+    if (name.empty() || i + 1 >= xml.size() || xml[i] != '=' || (xml[i + 1] != '"' && xml[i + 1] != '\'')) {
+      return false;
+    }
+    const char quote = xml[i + 1];
+    const std::size_t end = xml.find(quote, i + 2);
+    if (end == std::string_view::npos) return false;
+    const std::string_view value = xml.substr(i + 2, end - i - 2);
+    for (std::size_t k = 0; k < value.size(); ++k) {
+      if (value[k] == '<' || (value[k] == '&' && !valid_entity(value, k))) return false;
+    }
+    if (!element.attributes.emplace(name, std::string(value)).second) return false;
+    i = end + 1;
+  }
+}
+
+// The elements of xml in document order, or nothing unless it is one
+// well-formed element (tags balance, one root, quotes balanced, entities valid).
+std::optional<std::vector<Element>> parse_xml(std::string_view xml) {
+  std::vector<Element> elements;
+  std::vector<int> open;
+  int roots = 0;
+  for (std::size_t i = 0; i < xml.size();) {
+    if (xml[i] != '<') {
+      if (xml[i] == '&' && !valid_entity(xml, i)) return std::nullopt;
+      if (open.empty() && !std::isspace(static_cast<unsigned char>(xml[i]))) return std::nullopt;
+      if (!open.empty()) elements[static_cast<std::size_t>(open.back())].text += xml[i];
+      ++i;
+      continue;
+    }
+    if (xml.substr(i, 2) == "</") {
+      i += 2;
+      const std::string name = read_name(xml, i);
+      skip_space(xml, i);
+      if (open.empty() || i >= xml.size() || xml[i] != '>') return std::nullopt;
+      if (elements[static_cast<std::size_t>(open.back())].name != name) return std::nullopt;
+      open.pop_back();
+      ++i;
+      continue;
+    }
+    ++i;
+    Element element;
+    element.name = read_name(xml, i);
+    element.parent = open.empty() ? -1 : open.back();
+    bool empty = false;
+    if (element.name.empty() || !read_attributes(xml, i, element, empty)) return std::nullopt;
+    if (open.empty()) ++roots;
+    elements.push_back(std::move(element));
+    if (!empty) open.push_back(static_cast<int>(elements.size()) - 1);
+  }
+  if (!open.empty() || roots != 1) return std::nullopt;
+  return elements;
+}
+
+std::string unescape(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    bool replaced = false;
+    for (const auto& [entity, c] : {std::pair<std::string_view, char>{"&amp;", '&'},
+                                    {"&lt;", '<'},
+                                    {"&gt;", '>'},
+                                    {"&quot;", '"'},
+                                    {"&apos;", '\''}}) {
+      if (text.substr(i, entity.size()) == entity) {
+        out += c;
+        i += entity.size() - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += text[i];
+  }
+  return out;
+}
+
+std::string attribute(const Element& element, const std::string& name) {
+  const auto it = element.attributes.find(name);
+  return it == element.attributes.end() ? std::string() : it->second;
+}
+
+double number(const Element& element, const std::string& name) { return std::stod(attribute(element, name)); }
+
+// Elements named `name` whose attribute `key` is `value` (any, when key is empty).
+std::vector<const Element*> select(const std::vector<Element>& elements, std::string_view name,
+                                   const std::string& key = "", const std::string& value = "") {
+  std::vector<const Element*> found;
+  for (const Element& element : elements) {
+    if (element.name == name && (key.empty() || attribute(element, key) == value)) found.push_back(&element);
+  }
+  return found;
+}
+
+// The first <title> child of elements[index], unescaped.
+std::string tooltip(const std::vector<Element>& elements, const Element& parent) {
+  const int index = static_cast<int>(&parent - elements.data());
+  for (const Element& element : elements) {
+    if (element.name == "title" && element.parent == index) return unescape(element.text);
+  }
+  return "";
+}
+
+std::vector<Element> parsed(const std::string& svg) {
+  auto elements = parse_xml(svg);
+  EXPECT_TRUE(elements.has_value()) << svg;
+  return elements.value_or(std::vector<Element>{});
+}
+
+// A tick label back to its value: "1.5k", "2M", "1e-3", "2^20".
+double tick_value(const std::string& label) {
+  if (label.rfind("2^", 0) == 0) return std::ldexp(1.0, std::stoi(label.substr(2)));
+  const std::map<char, double> suffixes{{'k', 1e3}, {'M', 1e6}, {'G', 1e9}, {'T', 1e12}};
+  const auto it = suffixes.find(label.back());
+  if (it != suffixes.end()) return std::stod(label.substr(0, label.size() - 1)) * it->second;
+  return std::stod(label);
+}
+
+std::vector<std::string> tick_labels(const std::vector<Element>& elements, const std::string& axis_class) {
+  std::vector<std::string> labels;
+  for (const Element* element : select(elements, "text", "class", axis_class)) labels.push_back(element->text);
+  return labels;
+}
+
+std::vector<double> tick_values(const std::vector<Element>& elements, const std::string& axis_class) {
+  std::vector<double> values;
+  for (const std::string& label : tick_labels(elements, axis_class)) values.push_back(tick_value(label));
+  return values;
+}
+
+// Every coordinate and length written parses as a finite number, and the
+// text never spells "nan" or "inf".
+void expect_finite(const std::string& svg, const std::vector<Element>& elements) {
+  std::string lower = svg;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  EXPECT_EQ(lower.find("nan"), std::string::npos);
+  EXPECT_EQ(lower.find("inf"), std::string::npos);
+  for (const Element& element : elements) {
+    for (const char* key : {"x", "y", "x1", "y1", "x2", "y2", "cx", "cy", "r", "width", "height", "font-size"}) {
+      const std::string value = attribute(element, key);
+      if (!value.empty()) {
+        EXPECT_TRUE(std::isfinite(std::stod(value))) << element.name << " " << key << "=" << value;
+      }
+    }
+    std::string points = attribute(element, "points");
+    std::replace(points.begin(), points.end(), ',', ' ');
+    std::size_t at = 0;
+    while (at < points.size()) {
+      std::size_t used = 0;
+      EXPECT_TRUE(std::isfinite(std::stod(points.substr(at), &used))) << points;
+      at += used;
+      while (at < points.size() && points[at] == ' ') ++at;
+    }
+  }
+}
+
+ChartSeries series(std::string name, std::vector<double> x, std::vector<double> y, bool dashed = false,
+                   int colour = -1) {
+  return ChartSeries{std::move(name), std::move(x), std::move(y), dashed, colour};
+}
+
+ChartSpec spec_of(ChartKind kind) {
+  ChartSpec spec;
+  spec.kind = kind;
+  return spec;
+}
+
+ChartSpec line_spec() {
+  ChartSpec spec;
+  spec.title = "Bubble rate against micro-batches";
+  spec.x_label = "micro-batches";
+  spec.y_label = "bubble rate";
+  spec.series.push_back(series("1F1B simulated", {1, 2, 4, 8, 16}, {0.75, 0.6, 0.43, 0.27, 0.16}));
+  spec.series.push_back(series("1F1B closed form", {1, 2, 4, 8, 16}, {0.75, 0.6, 0.43, 0.27, 0.16}, true, 0));
+  return spec;
+}
+
+ChartSpec bar_spec(ChartKind kind) {
+  ChartSpec spec;
+  spec.kind = kind;
+  spec.title = "Peak memory per stage";
+  spec.x_label = "stage";
+  spec.y_label = "peak memory (GiB)";
+  spec.categories = {"stage 0", "stage 1", "stage 2"};
+  spec.series.push_back(series("weights", {0, 1, 2}, {10, 12, 8}));
+  spec.series.push_back(series("activations", {0, 1, 2}, {20, kNaN, 5}));
+  spec.series.push_back(series("optimizer", {0, 1, 2}, {6, 6, 6}));
+  return spec;
+}
+
+// ---- The checker itself.
+
+TEST(SvgChartXmlChecker, AcceptsWellFormedAndRejectsBrokenXml) {
+  EXPECT_TRUE(parse_xml("<svg a=\"1\"><g><rect x='1'/></g><text>a &amp; b</text></svg>").has_value());
+  EXPECT_FALSE(parse_xml("<svg><g></svg>").has_value());
+  EXPECT_FALSE(parse_xml("<svg><g></g>").has_value());
+  EXPECT_FALSE(parse_xml("<svg><text>a & b</text></svg>").has_value());
+  EXPECT_FALSE(parse_xml("<svg><text>a < b</text></svg>").has_value());
+  EXPECT_FALSE(parse_xml("<svg/><svg/>").has_value());
+  EXPECT_FALSE(parse_xml("<svg x=\"1/>").has_value());
+  EXPECT_FALSE(parse_xml("<svg x=1/>").has_value());
+  EXPECT_FALSE(parse_xml("<svg x=\"a\"b\"/>").has_value());
+  EXPECT_FALSE(parse_xml("<svg x=\"1\" x=\"2\"/>").has_value());
+  const auto elements = parse_xml("<svg><text class=\"t\">a &lt; b<title>x</title></text></svg>");
+  ASSERT_TRUE(elements.has_value());
+  ASSERT_EQ(elements->size(), 3u);
+  EXPECT_EQ(unescape((*elements)[1].text), "a < b");
+  EXPECT_EQ(tooltip(*elements, (*elements)[1]), "x");
+}
+
+// ---- Documents.
+
+TEST(SvgChart, EveryKindIsOneWellFormedSvgDocument) {
+  std::vector<ChartSpec> specs{line_spec(), bar_spec(ChartKind::kBar), bar_spec(ChartKind::kStackedBar)};
+  for (ChartKind kind : {ChartKind::kLine, ChartKind::kBar, ChartKind::kStackedBar}) specs.push_back(spec_of(kind));
+  for (const ChartSpec& spec : specs) {
+    const std::string svg = render_chart_svg(spec);
+    const std::vector<Element> elements = parsed(svg);
+    ASSERT_FALSE(elements.empty());
+    const Element& root = elements.front();
+    EXPECT_EQ(root.name, "svg");
+    EXPECT_EQ(attribute(root, "xmlns"), "http://www.w3.org/2000/svg");
+    EXPECT_EQ(attribute(root, "viewBox"), "0 0 760 440");
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u) << "no prolog, so it can sit inline in HTML";
+    EXPECT_EQ(select(elements, "rect", "fill", "white").size(), 1u);
+    EXPECT_EQ(select(elements, "path", "class", "axis").size(), 1u);
+    EXPECT_GE(select(elements, "line", "class", "grid-y").size(), 4u);
+    expect_finite(svg, elements);
+  }
+}
+
+TEST(SvgChart, ShowsTheTitleAndAxisLabels) {
+  const std::vector<Element> elements = parsed(render_chart_svg(line_spec()));
+  ASSERT_EQ(select(elements, "text", "class", "title").size(), 1u);
+  EXPECT_EQ(select(elements, "text", "class", "title")[0]->text, "Bubble rate against micro-batches");
+  ASSERT_EQ(select(elements, "text", "class", "x-label").size(), 1u);
+  EXPECT_EQ(select(elements, "text", "class", "x-label")[0]->text, "micro-batches");
+  const std::vector<const Element*> y_label = select(elements, "text", "class", "y-label");
+  ASSERT_EQ(y_label.size(), 1u);
+  EXPECT_EQ(y_label[0]->text, "bubble rate");
+  EXPECT_EQ(attribute(*y_label[0], "transform").rfind("rotate(-90 ", 0), 0u);
+}
+
+TEST(SvgChart, EmptySpecStillHasAxesAndSaysNoData) {
+  for (ChartKind kind : {ChartKind::kLine, ChartKind::kBar, ChartKind::kStackedBar}) {
+    const std::string svg = render_chart_svg(spec_of(kind));
+    const std::vector<Element> elements = parsed(svg);
+    ASSERT_EQ(select(elements, "text", "class", "no-data").size(), 1u);
+    EXPECT_EQ(select(elements, "text", "class", "no-data")[0]->text, "no data");
+    EXPECT_GE(tick_labels(elements, "tick-y").size(), 2u);
+    EXPECT_TRUE(select(elements, "g", "class", "legend-entry").empty());
+  }
+  EXPECT_EQ(render_chart_svg(line_spec()).find("no data"), std::string::npos);
+}
+
+TEST(SvgChart, IsDeterministic) {
+  EXPECT_EQ(render_chart_svg(line_spec()), render_chart_svg(line_spec()));
+  EXPECT_EQ(render_chart_svg(bar_spec(ChartKind::kStackedBar)), render_chart_svg(bar_spec(ChartKind::kStackedBar)));
+}
+
+// ---- Line charts.
+
+TEST(SvgChart, LineDrawsOnePolylinePerContiguousSegmentAndAMarkerPerPoint) {
+  ChartSpec spec;
+  spec.series.push_back(series("measured", {1, 2, 3, 4, 5, 6, 7}, {1, 2, kNaN, 4, 5, kNaN, 7}));
+  spec.series.push_back(series("other", {1, 2, 3}, {3, 2, 1}));
+  const std::string svg = render_chart_svg(spec);
+  const std::vector<Element> elements = parsed(svg);
+  const std::vector<const Element*> lines = select(elements, "polyline", "data-series", "measured");
+  ASSERT_EQ(lines.size(), 3u);
+  for (const Element* line : lines) EXPECT_EQ(attribute(*line, "class"), "series-0");
+  EXPECT_EQ(attribute(*lines[0], "stroke-width"), "2");
+  EXPECT_EQ(select(elements, "polyline", "data-series", "other").size(), 1u);
+  const std::vector<const Element*> markers = select(elements, "circle", "class", "series-0");
+  ASSERT_EQ(markers.size(), 5u);
+  EXPECT_EQ(tooltip(elements, *markers[2]), "measured: 4, 4");
+  EXPECT_EQ(select(elements, "circle", "class", "series-1").size(), 3u);
+  // The lone last point still shows: its polyline repeats it.
+  std::string lone = attribute(*lines[2], "points");
+  EXPECT_EQ(lone.substr(0, lone.find(' ')), lone.substr(lone.find(' ') + 1));
+  expect_finite(svg, elements);
+}
+
+TEST(SvgChart, DashedSeriesCarryADasharrayAndNoMarkers) {
+  const std::vector<Element> elements = parsed(render_chart_svg(line_spec()));
+  const std::vector<const Element*> solid = select(elements, "polyline", "data-series", "1F1B simulated");
+  const std::vector<const Element*> dashed = select(elements, "polyline", "data-series", "1F1B closed form");
+  ASSERT_EQ(solid.size(), 1u);
+  ASSERT_EQ(dashed.size(), 1u);
+  EXPECT_EQ(attribute(*solid[0], "stroke-dasharray"), "");
+  EXPECT_NE(attribute(*dashed[0], "stroke-dasharray"), "");
+  EXPECT_EQ(select(elements, "circle", "class", "series-0").size(), 5u);
+  EXPECT_TRUE(select(elements, "circle", "class", "series-1").empty());
+  // The reference picked palette entry 0, like the series it follows.
+  EXPECT_EQ(attribute(*dashed[0], "stroke"), attribute(*solid[0], "stroke"));
+}
+
+TEST(SvgChart, LegendListsEverySeriesWithItsSwatch) {
+  ChartSpec spec = line_spec();
+  spec.series.push_back(series("never ran", {}, {}));
+  const std::vector<Element> elements = parsed(render_chart_svg(spec));
+  const std::vector<const Element*> entries = select(elements, "g", "class", "legend-entry");
+  ASSERT_EQ(entries.size(), spec.series.size());
+  for (std::size_t i = 0; i < spec.series.size(); ++i) {
+    EXPECT_EQ(unescape(attribute(*entries[i], "data-legend")), spec.series[i].name);
+    const int index = static_cast<int>(entries[i] - elements.data());
+    std::string text;
+    std::size_t dashed_swatches = 0;
+    for (const Element& child : elements) {
+      if (child.parent != index) continue;
+      if (child.name == "text") text = unescape(child.text);
+      if (child.name == "line" && !attribute(child, "stroke-dasharray").empty()) ++dashed_swatches;
+    }
+    EXPECT_EQ(text, spec.series[i].name);
+    EXPECT_EQ(dashed_swatches, spec.series[i].dashed ? 1u : 0u) << spec.series[i].name;
+  }
+  EXPECT_TRUE(select(elements, "polyline", "data-series", "never ran").empty());
+}
+
+TEST(SvgChart, ColoursComeFromAPaletteByPositionOrByIndex) {
+  ChartSpec spec;
+  for (int i = 0; i < 10; ++i) spec.series.push_back(series(fmt::format("run {}", i), {0, 1}, {1.0 * i, 2.0 * i}));
+  spec.series.push_back(series("reference", {0, 1}, {1, 2}, true, 3));
+  const std::vector<Element> elements = parsed(render_chart_svg(spec));
+  std::set<std::string> colours;
+  for (int i = 0; i < 10; ++i) {
+    const std::vector<const Element*> line = select(elements, "polyline", "class", fmt::format("series-{}", i));
+    ASSERT_EQ(line.size(), 1u);
+    colours.insert(attribute(*line[0], "stroke"));
+  }
+  EXPECT_EQ(colours.size(), 10u);
+  EXPECT_EQ(attribute(*select(elements, "polyline", "class", "series-10")[0], "stroke"),
+            attribute(*select(elements, "polyline", "class", "series-3")[0], "stroke"));
+}
+
+// ---- Ticks.
+
+// Labels step evenly by 1, 2 or 5 times a power of ten, 4 to 8 of them,
+// and the outer ones enclose [lo, hi].
+void expect_nice_ticks(const std::vector<double>& ticks, double lo, double hi) {
+  ASSERT_GE(ticks.size(), 4u) << lo << ".." << hi;
+  ASSERT_LE(ticks.size(), 8u) << lo << ".." << hi;
+  const double step = ticks[1] - ticks[0];
+  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+  EXPECT_TRUE(std::abs(mantissa - 1) < 1e-6 || std::abs(mantissa - 2) < 1e-6 || std::abs(mantissa - 5) < 1e-6) << step;
+  for (std::size_t i = 1; i < ticks.size(); ++i) EXPECT_NEAR(ticks[i] - ticks[i - 1], step, step * 1e-6);
+  EXPECT_LE(ticks.front(), lo + step * 1e-6);
+  EXPECT_GE(ticks.back(), hi - step * 1e-6);
+  EXPECT_LT(ticks.back() - step, hi) << "no tick beyond the one that encloses the data";
+  EXPECT_GT(ticks.front() + step, lo);
+}
+
+TEST(SvgChart, YTicksFollowOneTwoFiveSteps) {
+  ChartSpec spec;
+  spec.series.push_back(series("rate", {1, 2, 3}, {0.0, 0.12, 0.3}));
+  const std::vector<Element> elements = parsed(render_chart_svg(spec));
+  EXPECT_EQ(tick_labels(elements, "tick-y"),
+            (std::vector<std::string>{"0", "0.05", "0.1", "0.15", "0.2", "0.25", "0.3"}));
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{
+           {0, 1}, {0, 7.3}, {0, 13}, {-4, 17}, {0.001, 0.0042}, {100, 2500}, {0, 3.3e6}, {-2e-5, 9e-5}, {998, 1003}}) {
+    ChartSpec ranged;
+    ranged.y_min_zero = false;
+    ranged.series.push_back(series("v", {0, 1}, {lo, hi}));
+    expect_nice_ticks(tick_values(parsed(render_chart_svg(ranged)), "tick-y"), lo, hi);
+  }
+}
+
+TEST(SvgChart, YAxisStartsAtZeroOnlyWhenAsked) {
+  ChartSpec spec;
+  spec.series.push_back(series("v", {0, 1}, {40, 50}));
+  EXPECT_EQ(tick_values(parsed(render_chart_svg(spec)), "tick-y").front(), 0.0);
+  spec.y_min_zero = false;
+  EXPECT_GE(tick_values(parsed(render_chart_svg(spec)), "tick-y").front(), 30.0);
+}
+
+TEST(SvgChart, TickLabelsAreCompact) {
+  EXPECT_EQ(tick_label(0.25, 0.05), "0.25");
+  EXPECT_EQ(tick_label(0.1, 0.05), "0.1");
+  EXPECT_EQ(tick_label(10, 5), "10");
+  EXPECT_EQ(tick_label(500, 500), "500");
+  EXPECT_EQ(tick_label(1500, 500), "1.5k");
+  EXPECT_EQ(tick_label(2e6, 1e6), "2M");
+  EXPECT_EQ(tick_label(-3e9, 1e9), "-3G");
+  EXPECT_EQ(tick_label(1e-3, 5e-4), "1e-3");
+  EXPECT_EQ(tick_label(1.5e-3, 5e-4), "1.5e-3");
+  EXPECT_EQ(tick_label(0.002, 0.001), "0.002");
+  EXPECT_EQ(tick_label(1e-17, 0.1), "0");
+  EXPECT_EQ(tick_label(2e16, 1e16), "2e16");
+}
+
+// The estimated widths of neighbouring x labels never reach each other.
+void expect_x_labels_apart(const std::vector<Element>& elements) {
+  const std::vector<const Element*> labels = select(elements, "text", "class", "tick-x");
+  ASSERT_GE(labels.size(), 2u);
+  for (std::size_t i = 1; i < labels.size(); ++i) {
+    const double half_widths = 0.3 * 11 * static_cast<double>(labels[i]->text.size() + labels[i - 1]->text.size());
+    EXPECT_GT(number(*labels[i], "x") - number(*labels[i - 1], "x"), half_widths)
+        << labels[i - 1]->text << " / " << labels[i]->text;
+  }
+}
+
+TEST(SvgChart, XTickLabelsNeverOverlap) {
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{
+           {0, 10}, {0, 123456789}, {1.000001, 1.000002}, {-0.00037, 0.0009}, {0, 1e15}, {3e14, 9e14}}) {
+    ChartSpec spec;
+    spec.series.push_back(series("v", {lo, hi}, {1, 2}));
+    const std::vector<Element> elements = parsed(render_chart_svg(spec));
+    expect_x_labels_apart(elements);
+    const std::vector<double> ticks = tick_values(elements, "tick-x");
+    EXPECT_GE(ticks.size(), 3u);
+    EXPECT_LE(ticks.size(), 8u);
+  }
+}
+
+TEST(SvgChart, LogXTicksArePowersOfTwo) {
+  ChartSpec spec;
+  spec.log_x = true;
+  spec.series.push_back(series("makespan", {1, 2, 4, 8, 16, 32, 64}, {7, 6, 5, 4, 3, 2, 1}));
+  std::vector<Element> elements = parsed(render_chart_svg(spec));
+  EXPECT_EQ(tick_labels(elements, "tick-x"), (std::vector<std::string>{"1", "2", "4", "8", "16", "32", "64"}));
+  // Powers of two sit evenly along the axis.
+  const std::vector<const Element*> markers = select(elements, "circle", "class", "series-0");
+  ASSERT_EQ(markers.size(), 7u);
+  const double pitch = number(*markers[1], "cx") - number(*markers[0], "cx");
+  EXPECT_GT(pitch, 10);
+  for (std::size_t i = 2; i < markers.size(); ++i) {
+    EXPECT_NEAR(number(*markers[i], "cx") - number(*markers[i - 1], "cx"), pitch, 0.02);
+  }
+  // Wide and fractional ranges: fewer ticks, still powers of two.
+  for (const std::vector<double>& xs : {std::vector<double>{1, 1 << 20}, {0.03, 3}, {5, 5}, {1e-9, 1e9}}) {
+    ChartSpec wide;
+    wide.log_x = true;
+    wide.series.push_back(series("v", xs, std::vector<double>(xs.size(), 1.0)));
+    elements = parsed(render_chart_svg(wide));
+    const std::vector<double> ticks = tick_values(elements, "tick-x");
+    ASSERT_GE(ticks.size(), 2u);
+    EXPECT_LE(ticks.size(), 8u);
+    for (const double tick : ticks) EXPECT_EQ(std::exp2(std::round(std::log2(tick))), tick) << tick;
+    EXPECT_LE(ticks.front(), xs.front());
+    EXPECT_GE(ticks.back(), xs.back());
+    expect_x_labels_apart(elements);
+  }
+}
+
+TEST(SvgChart, LogXSkipsNonPositiveX) {
+  ChartSpec spec;
+  spec.log_x = true;
+  spec.series.push_back(series("v", {0, 1, 2, -4, 8}, {1, 2, 3, 4, 5}));
+  const std::string svg = render_chart_svg(spec);
+  const std::vector<Element> elements = parsed(svg);
+  EXPECT_EQ(select(elements, "polyline", "data-series", "v").size(), 2u);
+  EXPECT_EQ(select(elements, "circle", "class", "series-0").size(), 3u);
+  expect_finite(svg, elements);
+}
+
+// ---- Escaping and degenerate data.
+
+TEST(SvgChart, EscapesAllText) {
+  ChartSpec spec = bar_spec(ChartKind::kBar);
+  spec.title = "R&D <draft>";
+  spec.x_label = "a & b";
+  spec.y_label = "\"c\" < d";
+  spec.categories[0] = "x<y & z";
+  spec.series[0].name = "say \"hi\" & <bye>";
+  const std::string svg = render_chart_svg(spec);
+  const std::vector<Element> elements = parsed(svg);
+  for (const char* raw : {"R&D", "<draft>", "a & b", "\"c\" < d", "x<y", "\"hi\"", "<bye>"}) {
+    EXPECT_EQ(svg.find(raw), std::string::npos) << raw;
+  }
+  EXPECT_NE(svg.find(">R&amp;D &lt;draft&gt;</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">x&lt;y &amp; z</text>"), std::string::npos);
+  const std::string escaped_name = "say &quot;hi&quot; &amp; &lt;bye&gt;";
+  EXPECT_EQ(select(elements, "rect", "data-series", escaped_name).size(), 3u);
+  EXPECT_EQ(select(elements, "g", "data-legend", escaped_name).size(), 1u);
+  EXPECT_EQ(tooltip(elements, *select(elements, "rect", "data-series", escaped_name)[0]),
+            "say \"hi\" & <bye>: x<y & z, 10");
+}
+
+TEST(SvgChart, NanLeavesGapsAndNeverReachesTheOutput) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<ChartSpec> specs;
+  for (ChartKind kind : {ChartKind::kLine, ChartKind::kBar, ChartKind::kStackedBar}) {
+    ChartSpec spec = spec_of(kind);
+    spec.categories = {"a", "b", "c", "d"};
+    spec.series.push_back(series("gappy", {0, 1, 2, 3}, {kNaN, 2, inf, 4}));
+    spec.series.push_back(series("all missing", {0, 1, 2, 3}, {kNaN, kNaN, kNaN, kNaN}));
+    spec.series.push_back(series("missing x", {kNaN, 1, -inf, 3}, {1, 1, 1, 1}));
+    specs.push_back(spec);
+  }
+  for (const ChartSpec& spec : specs) {
+    const std::string svg = render_chart_svg(spec);
+    const std::vector<Element> elements = parsed(svg);
+    expect_finite(svg, elements);
+    const std::string drawn = spec.kind == ChartKind::kLine ? "polyline" : "rect";
+    EXPECT_EQ(select(elements, drawn, "data-series", "gappy").size(), 2u);
+    EXPECT_TRUE(select(elements, drawn, "data-series", "all missing").empty());
+    EXPECT_EQ(select(elements, drawn, "data-series", "missing x").size(), 2u);
+    EXPECT_EQ(select(elements, "g", "class", "legend-entry").size(), 3u);
+  }
+}
+
+TEST(SvgChart, DegenerateRangesStayFinite) {
+  std::vector<ChartSpec> specs;
+  for (const std::vector<double>& ys : {std::vector<double>{3, 3, 3}, {0, 0, 0}, {-2, -2, -2}, {kNaN, kNaN, kNaN}}) {
+    for (const bool min_zero : {true, false}) {
+      for (ChartKind kind : {ChartKind::kLine, ChartKind::kBar, ChartKind::kStackedBar}) {
+        ChartSpec spec = spec_of(kind);
+        spec.y_min_zero = min_zero;
+        spec.series.push_back(series("flat", {2, 2, 2}, ys));
+        spec.series.push_back(series("single", {5}, {ys[0]}));
+        specs.push_back(spec);
+      }
+    }
+  }
+  ChartSpec log_single;
+  log_single.log_x = true;
+  log_single.series.push_back(series("one", {8}, {1}));
+  specs.push_back(log_single);
+  ChartSpec huge;
+  huge.series.push_back(series("huge", {-1e300, 1e300}, {-1e300, 1e300}));
+  specs.push_back(huge);
+  for (const ChartSpec& spec : specs) {
+    const std::string svg = render_chart_svg(spec);
+    const std::vector<Element> elements = parsed(svg);
+    expect_finite(svg, elements);
+    EXPECT_GE(tick_labels(elements, "tick-y").size(), 2u);
+    const bool all_nan = std::isnan(spec.series[0].y[0]);
+    EXPECT_EQ(select(elements, "text", "class", "no-data").size(), all_nan ? 1u : 0u);
+  }
+}
+
+// ---- Bar charts.
+
+TEST(SvgChart, BarsDrawOneRectPerValueGroupedByCategory) {
+  const ChartSpec spec = bar_spec(ChartKind::kBar);
+  const std::vector<Element> elements = parsed(render_chart_svg(spec));
+  EXPECT_EQ(select(elements, "rect", "data-series", "weights").size(), 3u);
+  EXPECT_EQ(select(elements, "rect", "data-series", "activations").size(), 2u);
+  EXPECT_EQ(select(elements, "rect", "class", "series-2").size(), 3u);
+  EXPECT_EQ(tick_labels(elements, "category"), spec.categories);
+  // Within each group series sit left to right in order, and groups do not mix.
+  const std::vector<const Element*> weights = select(elements, "rect", "class", "series-0");
+  const std::vector<const Element*> optimizer = select(elements, "rect", "class", "series-2");
+  for (std::size_t c = 0; c < 3; ++c) {
+    EXPECT_LT(number(*weights[c], "x"), number(*optimizer[c], "x"));
+    if (c > 0) {
+      EXPECT_LT(number(*optimizer[c - 1], "x"), number(*weights[c], "x"));
+    }
+  }
+  EXPECT_EQ(tooltip(elements, *weights[1]), "weights: stage 1, 12");
+  // Taller values draw taller bars from the same baseline.
+  EXPECT_GT(number(*weights[1], "height"), number(*weights[0], "height"));
+  EXPECT_NEAR(number(*weights[1], "y") + number(*weights[1], "height"),
+              number(*weights[0], "y") + number(*weights[0], "height"), 0.01);
+}
+
+TEST(SvgChart, LongCategoryLabelsRotate) {
+  ChartSpec spec = bar_spec(ChartKind::kBar);
+  std::vector<Element> elements = parsed(render_chart_svg(spec));
+  for (const Element* label : select(elements, "text", "class", "category")) {
+    EXPECT_EQ(attribute(*label, "transform"), "");
+  }
+  spec.categories.clear();
+  for (int i = 0; i < 12; ++i) spec.categories.push_back(fmt::format("interleaved 1F1B, v={}", i));
+  spec.series.push_back(series("wide", {11}, {1}));
+  const std::string svg = render_chart_svg(spec);
+  elements = parsed(svg);
+  const std::vector<const Element*> labels = select(elements, "text", "class", "category");
+  ASSERT_FALSE(labels.empty());
+  for (const Element* label : labels) {
+    EXPECT_EQ(attribute(*label, "transform").rfind("rotate(-30 ", 0), 0u);
+    EXPECT_GE(number(*label, "x") - 0.87 * text_width(label->text, kTickFont), 0) << "stays on the canvas";
+  }
+  expect_finite(svg, elements);
+}
+
+// The px of a y value, read off the grid lines and their labels.
+double grid_y(const std::vector<Element>& elements, double value) {
+  const std::vector<const Element*> grid = select(elements, "line", "class", "grid-y");
+  const std::vector<double> ticks = tick_values(elements, "tick-y");
+  const double y0 = number(*grid.front(), "y1");
+  const double y1 = number(*grid.back(), "y1");
+  return y0 + (value - ticks.front()) / (ticks.back() - ticks.front()) * (y1 - y0);
+}
+
+TEST(SvgChart, StackedBarTopsEqualTheSumOfTheirSeries) {
+  ChartSpec spec = bar_spec(ChartKind::kStackedBar);
+  spec.series.push_back(series("refund", {2}, {-3}));
+  const std::vector<Element> elements = parsed(render_chart_svg(spec));
+  EXPECT_EQ(select(elements, "rect", "data-series", "activations").size(), 2u);
+  const std::vector<double> ticks = tick_values(elements, "tick-y");
+  expect_nice_ticks(ticks, -3, 36);                         // the largest stack is 10 + 20 + 6
+  std::map<std::string, std::vector<const Element*>> by_x;  // one stack per category
+  for (const Element& element : elements) {
+    if (element.name == "rect" && !attribute(element, "data-series").empty()) {
+      by_x[attribute(element, "x")].push_back(&element);
+    }
+  }
+  ASSERT_EQ(by_x.size(), 3u);
+  const std::map<std::string, double> upward{{"stage 0", 36}, {"stage 1", 18}, {"stage 2", 19}};
+  for (const auto& [x, rects] : by_x) {
+    const std::string category = tooltip(elements, *rects[0]).substr(tooltip(elements, *rects[0]).find(": ") + 2, 7);
+    double height = 0;
+    double top = grid_y(elements, 0);
+    for (const Element* rect : rects) {
+      if (attribute(*rect, "data-series") == "refund") continue;
+      height += number(*rect, "height");
+      EXPECT_NEAR(number(*rect, "y") + number(*rect, "height"), top, 0.02) << "stacked bottom-up without gaps";
+      top = number(*rect, "y");
+    }
+    EXPECT_NEAR(height, grid_y(elements, 0) - grid_y(elements, upward.at(category)), 1.0) << category;
+  }
+  const std::vector<const Element*> refund = select(elements, "rect", "data-series", "refund");
+  ASSERT_EQ(refund.size(), 1u);
+  EXPECT_NEAR(number(*refund[0], "y"), grid_y(elements, 0), 0.02) << "negative values hang below 0";
+  EXPECT_NEAR(number(*refund[0], "height"), grid_y(elements, -3) - grid_y(elements, 0), 1.0);
+}
+
+}  // namespace
+}  // namespace pipeplan::study
