@@ -7,9 +7,11 @@
 
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
+#include "cli/profile_command.h"
 #include "cli/schedule_command.h"
 #include "cli/simulate_command.h"
 #include "cli/study_command.h"
+#include "cli/validate_command.h"
 #include "common/error.h"
 
 namespace {
@@ -29,6 +31,8 @@ int main(int argc, char** argv) {
   pipeplan::cli::register_study_command(app);
   pipeplan::cli::register_model_command(app);
   pipeplan::cli::register_hardware_command(app);
+  pipeplan::cli::register_profile_command(app);
+  pipeplan::cli::register_validate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {

@@ -11,6 +11,7 @@
 #include "planner/model_simulation.h"
 #include "planner/plan_file.h"
 #include "planner/plan_replay.h"
+#include "profiler/profile_file.h"
 #include "sim/generators/registry.h"
 #include "sim/output/chrome_trace.h"
 #include "sim/output/svg_gantt.h"
@@ -46,12 +47,12 @@ CommandOutput model_output(const planner::ModelSimulation& result, const models:
   output.json = planner::model_simulation_to_json(result);
   output.json["model"] = model.name;
   output.json["hardware"] = hardware.name;
-  output.json["cost_source"] = "analytical model";
+  output.json["cost_source"] = result.cost_source;
   output.text = fmt::format("{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, recompute {}\n", model.name,
                             result.gpus, hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
                             setup.shape.micro_batch_size, setup.shape.seq_len,
                             models::recompute_name(setup.shape.recompute)) +
-                planner::model_simulation_to_text(result) + "  costs: analytical model\n";
+                planner::model_simulation_to_text(result) + fmt::format("  costs: {}\n", result.cost_source);
   if (outputs.trace_file) write_text_file(*outputs.trace_file, sim::chrome_trace_json(result.report), "--trace");
   if (outputs.svg_file) write_text_file(*outputs.svg_file, sim::svg_gantt(result.report), "--svg");
   return output;
@@ -68,6 +69,8 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
                      "Hardware name or YAML file (see `pipeplan hardware list`)");
   command.add_option("--layers", options.layers,
                      "Transformer layers per stage, e.g. 18,22,22,18 (default: Megatron's even split)");
+  command.add_option("--profile", options.profile,
+                     "With --model: measured per-layer costs (pipeplan profile) in place of the time model");
   command.add_option("--layout", options.layout,
                      "Megatron pipeline_model_parallel_layout, e.g. 'Et*18|t*22|t*22|t*18L'");
   add_shape_options(command, options.shape, true);
@@ -88,6 +91,13 @@ CommandOutput run_model_simulate(const ModelSimulateOptions& options, const Sche
                                                    : sim::find_schedule_family(source.name).default_virtual_stages;
   const models::ModelLayers layers = models::expand_layers(model, setup.shape);
   setup.split = resolve_split(options, layers, setup.pp * setup.virtual_stages);
+  std::optional<profiler::Profile> profile;
+  if (options.profile) {
+    profile = profiler::read_profile_yaml(*options.profile);
+    setup.profile = &*profile;
+    setup.profile_file = *options.profile;
+  }
+  setup.model_name = model.name;
   const planner::ModelSimulation result = planner::simulate_model(layers, hardware, setup, simulation_options(outputs));
   return model_output(result, model, hardware, setup, outputs);
 }

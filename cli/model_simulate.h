@@ -19,6 +19,7 @@ struct ModelSimulateOptions {
   std::optional<std::string> hardware;
   std::optional<std::string> layers;  // "18,22,22,18"
   std::optional<std::string> layout;  // Megatron's pipeline_model_parallel_layout
+  std::optional<std::string> profile; // measured costs (pipeplan profile)
   ShapeOptions shape;
 };
 

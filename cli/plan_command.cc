@@ -12,6 +12,7 @@
 #include "planner/plan_replay.h"
 #include "planner/plan_report.h"
 #include "planner/plan_search.h"
+#include "profiler/profile_file.h"
 
 namespace pipeplan::cli {
 namespace {
@@ -28,6 +29,7 @@ struct PlanOptions {
   std::optional<int> tp, pp, micro_batch_size, virtual_stages;
   std::optional<std::string> schedule, recompute;
   std::optional<std::string> layers, layout;
+  std::optional<std::string> profile;
   std::string partition = "memory";
   std::string balance_slack = "0.5%";
   std::string objective = "throughput";
@@ -62,6 +64,10 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   if (options.layers && options.layout) throw InputError("give --layers or --layout, not both");
   if (options.layers) request.layer_counts = planner::parse_layer_counts(*options.layers);
   request.layout = options.layout;
+  if (options.profile) {
+    request.profile = profiler::read_profile_yaml(*options.profile);
+    request.profile_file = *options.profile;
+  }
   request.partition = planner::parse_partition_method(options.partition);
   request.balance_slack = parse_fraction(options.balance_slack, "--balance-slack");
   if (options.objective != "throughput" && options.objective != "memory") {
@@ -97,8 +103,10 @@ CommandOutput run_plan(const PlanOptions& options) {
   report.search = planner::search_plans(request, std::max<std::size_t>(1, options.top));
   if (report.search.ranked.empty()) report_infeasible(report.search);
   report.best_plan = report.search.ranked.front();
-  planner::PlanFile file{options.model, options.hardware, request.global_batch, request.seq_len, report.best_plan, ""};
-  report.best = planner::replay_plan(file, request.model, request.hardware);
+  planner::PlanFile file{options.model,  options.hardware, request.global_batch, request.seq_len, report.best_plan,
+                         "",             request.profile_file};
+  report.best = planner::replay_plan(file, request.model, request.hardware, {},
+                                     request.profile ? &*request.profile : nullptr);
   planner::fill_even_split(report, request);
   if (options.out) {
     planner::take_figures(report.best, file.plan);
@@ -133,6 +141,8 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--layers", options->layers,
                       "Evaluate this split (transformer layers per stage, e.g. 18,22,22,18) instead of searching one");
   command->add_option("--layout", options->layout, "Evaluate this Megatron layout, e.g. 'Et*18|t*22|t*22|t*18L'");
+  command->add_option("--profile", options->profile,
+                      "Measured per-layer costs (pipeplan profile) in place of the time model");
   command->add_option("--partition", options->partition,
                       "Split method: uniform, parameters, time or memory (time-optimal under the cap)")
       ->capture_default_str();

@@ -72,6 +72,7 @@ CommandOutput run_simulate(const SimulateOptions& options) {
     return run_model_simulate(options.model, options.source, files);
   }
   if (options.model.hardware) throw InputError("--hardware needs --model (costs from the cost model)");
+  if (options.model.profile) throw InputError("--profile needs --model: a profile measures a model's layers");
   const ResolvedCosts costs = resolve_costs(options.costs);
   if (options.source.csv_file == std::nullopt && options.source.name == "all") {
     return compare_schedules(options.source, costs, !options.no_overlap);

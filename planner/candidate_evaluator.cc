@@ -10,6 +10,7 @@
 #include "planner/memory_profile.h"
 #include "planner/min_max_dp.h"
 #include "planner/model_simulation.h"
+#include "planner/profile_costs.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
@@ -47,7 +48,9 @@ std::vector<LayerContext> layer_contexts(const PlanRequest& request, const Searc
     shape.recompute = recompute;
     shape.zero = group.dp > 1 ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
     models::ModelLayers layers = models::expand_layers(request.model, shape);
-    LayerTable table(layers, request.hardware, shape);
+    std::optional<ProfiledCosts> profiled;
+    if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
+    LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
     const double flops = models::model_flops_per_microbatch(layers, shape);
     const double state = models::state_bytes_per_param(shape.zero, shape.dp).total();
     contexts.push_back({shape, std::move(layers), std::move(table), flops, state});
@@ -176,7 +179,13 @@ void CandidateEvaluator::evaluate_group(const SearchGroup& group, std::vector<Pl
         ++tally.rejected[kOutOfMemory];
         continue;
       }
-      const PipelineSetup setup{layers.shape, group.pp, choice.virtual_stages, group.microbatches, choice.name, {}};
+      PipelineSetup setup;
+      setup.shape = layers.shape;
+      setup.pp = group.pp;
+      setup.virtual_stages = choice.virtual_stages;
+      setup.microbatches = group.microbatches;
+      setup.schedule = choice.name;
+      setup.profile = request_.profile ? &*request_.profile : nullptr;
       const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, *split, context->schedule);
       const ModelSimulation simulation =
           simulate_stage_costs(context->schedule, costs, *split, request_.hardware, setup, layers.model_flops, options);

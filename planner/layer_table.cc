@@ -10,18 +10,30 @@ namespace {
 
 void push_prefix(std::vector<double>& prefix, double value) { prefix.push_back(prefix.back() + value); }
 
+std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                                               const models::TrainingShape& shape) {
+  std::vector<models::LayerTimes> times;
+  times.reserve(layers.layers.size());
+  for (const models::LayerCost& layer : layers.layers) times.push_back(models::layer_times(layer, hardware, shape));
+  return times;
+}
+
 }  // namespace
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
-                       const models::TrainingShape& shape) {
+                       const models::TrainingShape& shape)
+    : LayerTable(layers, modelled_times(layers, hardware, shape)) {}
+
+LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& layer_times) {
   for (std::vector<double>* prefix : {&forward_, &backward_input_, &backward_weight_, &params_, &activation_,
                                       &weight_grad_, &logits_}) {
     prefix->reserve(layers.layers.size() + 1);
     prefix->push_back(0.0);
   }
   std::vector<double> working;
-  for (const models::LayerCost& layer : layers.layers) {
-    const models::LayerTimes times = models::layer_times(layer, hardware, shape);
+  for (std::size_t index = 0; index < layers.layers.size(); ++index) {
+    const models::LayerCost& layer = layers.layers[index];
+    const models::LayerTimes& times = layer_times[index];
     names_.push_back(layer.name);
     push_prefix(forward_, times.forward_s);
     push_prefix(backward_input_, times.backward_input_s);

@@ -7,14 +7,18 @@
 
 #include "models/hardware.h"
 #include "models/layers.h"
+#include "models/time_model.h"
 #include "models/training_shape.h"
 
 namespace pipeplan::planner {
 
 class LayerTable {
  public:
+  // Times from the hardware's time model.
   LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
              const models::TrainingShape& shape);
+  // Times given per layer (a profile's measurements).
+  LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& times);
 
   int size() const { return static_cast<int>(names_.size()); }
   const std::string& name(int layer) const { return names_[static_cast<std::size_t>(layer)]; }

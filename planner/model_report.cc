@@ -48,6 +48,7 @@ nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulatio
   json["gpus"] = simulation.gpus;
   json["layout"] = format_layout(simulation.split);
   json["stage_layers"] = simulation.split.transformer_layer_counts();
+  json["cost_source"] = simulation.cost_source;
   auto& ranks = json["ranks_detail"];
   for (std::size_t rank = 0; rank < simulation.memory.size(); ++rank) {
     ranks[rank]["memory_breakdown"] = breakdown_json(simulation.memory[rank]);

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/time_model.h"
+#include "planner/profile_costs.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
@@ -52,7 +53,7 @@ std::int64_t ModelSimulation::peak_memory_bytes() const {
 ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
                                      const models::HardwareConfig& hardware, const PipelineSetup& setup,
                                      double model_flops, const sim::SimulationOptions& options) {
-  ModelSimulation result{sim::simulate(schedule, costs.costs, pipeline_topology(hardware, setup.shape), options),
+  ModelSimulation result{sim::simulate(schedule, costs.costs, setup_topology(hardware, setup), options),
                          std::move(split), {}, {}};
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];
@@ -70,16 +71,29 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
   return result;
 }
 
+sim::Topology setup_topology(const models::HardwareConfig& hardware, const PipelineSetup& setup) {
+  sim::Topology topology = pipeline_topology(hardware, setup.shape);
+  if (setup.profile != nullptr && setup.profile->links) {
+    const profiler::LinkProfile& links = *setup.profile->links;
+    topology.intra_node = topology.inter_node = {links.latency_s, links.bandwidth_bytes_per_s};
+  }
+  return topology;
+}
+
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options) {
   const sim::Schedule schedule =
       sim::generate_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, 0});
   StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
-  const LayerTable table(layers, hardware, setup.shape);
+  models::ModelLayers costed = layers;
+  std::optional<ProfiledCosts> profiled;
+  if (setup.profile != nullptr) profiled = apply_profile(*setup.profile, setup.model_name, setup.shape, costed);
+  const LayerTable table = profiled ? LayerTable(costed, profiled->times) : LayerTable(costed, hardware, setup.shape);
   const ModelStageCosts costs = build_stage_costs(table, setup.shape, split, schedule);
   ModelSimulation result = simulate_stage_costs(schedule, costs, std::move(split), hardware, setup,
                                                 models::model_flops_per_microbatch(layers, setup.shape), options);
   result.layers = rank_layer_names(table, result.split, schedule);
+  if (profiled) result.cost_source = profile_source(setup.profile_file, *setup.profile, profiled->notes);
   return result;
 }
 

@@ -13,6 +13,7 @@
 #include "models/model_config.h"
 #include "models/training_shape.h"
 #include "planner/layer_table.h"
+#include "profiler/profile_file.h"
 #include "planner/stage_costs.h"
 #include "planner/stage_split.h"
 #include "sim/simulate.h"
@@ -26,6 +27,10 @@ struct PipelineSetup {
   int microbatches = 1;          // per iteration, per data-parallel replica
   std::string schedule = "1F1B";
   std::optional<StageSplit> split;  // default: Megatron's even split
+  // Measured costs in place of the time model (and its link fit, if any).
+  const profiler::Profile* profile = nullptr;
+  std::string profile_file;  // named in the cost source
+  std::string model_name;    // checked against the profile's
 };
 
 struct MemoryBreakdown {
@@ -45,6 +50,7 @@ struct ModelSimulation {
   double tokens_per_s = 0;
   double mfu = 0;               // model FLOPs / (time x GPUs x bf16 peak)
   int gpus = 0;
+  std::string cost_source = "analytical model";
   std::int64_t peak_memory_bytes() const;  // the largest rank's
 };
 
@@ -54,8 +60,12 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
                                      const models::HardwareConfig& hardware, const PipelineSetup& setup,
                                      double model_flops, const sim::SimulationOptions& options);
 
+// The links between pipeline ranks: the hardware's, or a profile's fit.
+sim::Topology setup_topology(const models::HardwareConfig& hardware, const PipelineSetup& setup);
+
 // Generates the schedule, costs the split (Megatron's even split unless
-// given) and simulates. Throws InputError for impossible setups.
+// given) from the time model or the setup's profile, and simulates. Throws
+// InputError for impossible setups.
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options = {});
 

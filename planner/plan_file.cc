@@ -53,6 +53,7 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Key << "zero" << YAML::Value << static_cast<int>(p.zero);
   out << YAML::Key << "layout" << YAML::Value << YAML::DoubleQuoted
       << (file.layout.empty() ? format_layout(p.split) : file.layout);
+  if (!file.profile.empty()) out << YAML::Key << "profile" << YAML::Value << file.profile;
   out << YAML::Key << "predicted" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "iteration_time_s" << YAML::Value << p.iteration_time_s;
   out << YAML::Key << "tokens_per_s" << YAML::Value << p.tokens_per_s;
@@ -90,6 +91,7 @@ PlanFile read_plan_yaml(const std::string& path) {
     throw_at(path, root["global_batch"], "'global_batch' must equal micro_batch_size x microbatches x dp");
   }
   file.layout = read_text(root, "layout", path);
+  if (root["profile"]) file.profile = read_text(root, "profile", path);
   return file;
 }
 

@@ -15,6 +15,7 @@ struct PlanFile {
   int seq_len = 0;
   PlanCandidate plan;    // the configuration (figures are informative)
   std::string layout;    // Megatron layout of the split, checked against the model when replayed
+  std::string profile;   // the measured profile it was costed with, if any (a path)
 };
 
 std::string write_plan_yaml(const PlanFile& plan);

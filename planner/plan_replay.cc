@@ -22,8 +22,14 @@ PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
 }  // namespace
 
 ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& model,
-                            const models::HardwareConfig& hardware, const sim::SimulationOptions& options) {
+                            const models::HardwareConfig& hardware, const sim::SimulationOptions& options,
+                            const profiler::Profile* profile) {
   PipelineSetup setup = setup_of(file.plan, file.seq_len);
+  std::optional<profiler::Profile> loaded;
+  if (profile == nullptr && !file.profile.empty()) loaded = profiler::read_profile_yaml(file.profile);
+  setup.profile = profile != nullptr ? profile : (loaded ? &*loaded : nullptr);
+  setup.profile_file = file.profile;
+  setup.model_name = model.name;
   const models::ModelLayers layers = models::expand_layers(model, setup.shape);
   setup.split = file.layout.empty()
                     ? file.plan.split
@@ -41,8 +47,8 @@ void fill_even_split(PlanReport& report, const PlanRequest& request) {
     report.even_reason = error.what();
     return;
   }
-  PlanFile file{"", "", request.global_batch, request.seq_len, even, ""};
-  report.even = replay_plan(file, request.model, request.hardware);
+  PlanFile file{"", "", request.global_batch, request.seq_len, even, "", request.profile_file};
+  report.even = replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr);
   const std::int64_t peak = report.even->peak_memory_bytes();
   if (static_cast<double>(peak) > report.search.memory_cap_bytes) {
     report.even_reason = fmt::format("over the memory cap: peak {} > {}", format_bytes(peak),

@@ -54,9 +54,9 @@ std::vector<PlanCandidate> pareto_front(std::vector<PlanCandidate> candidates) {
 // time), so its figures are exactly `pipeplan simulate --plan`'s.
 void recost_with_engine(std::vector<PlanCandidate>& candidates, const PlanRequest& request) {
   for (PlanCandidate& candidate : candidates) {
-    take_figures(
-        replay_plan({"", "", request.global_batch, request.seq_len, candidate, ""}, request.model, request.hardware),
-        candidate);
+    const PlanFile file{"", "", request.global_batch, request.seq_len, candidate, "", request.profile_file};
+    take_figures(replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr),
+                 candidate);
   }
 }
 

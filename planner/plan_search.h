@@ -19,6 +19,7 @@
 #include "planner/model_simulation.h"
 #include "planner/partitioner.h"
 #include "planner/stage_split.h"
+#include "profiler/profile_file.h"
 
 namespace pipeplan::planner {
 
@@ -39,6 +40,9 @@ struct PlanRequest {
   // layout string. Candidates with another stage count are skipped.
   std::optional<std::vector<int>> layer_counts;
   std::optional<std::string> layout;
+  // Measured costs in place of the time model; its t is the only one tried.
+  std::optional<profiler::Profile> profile;
+  std::string profile_file;
   PartitionMethod partition = PartitionMethod::kMemory;
   // The memory-aware split may let the slowest stage grow by this fraction
   // to lower the largest stage's peak memory.

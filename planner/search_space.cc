@@ -21,8 +21,10 @@ std::vector<int> divisors_up_to(int value, int limit) {
 // Tensor parallelism stays inside a node and must divide the heads.
 std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, std::size_t>& rejected) {
   std::vector<int> choices;
+  // A profile measured one tensor-parallel size; only it is costed.
+  const std::optional<int> fixed = request.profile ? std::optional<int>(request.profile->tp) : request.tp;
   const std::vector<int> candidates =
-      request.tp ? std::vector<int>{*request.tp} : divisors_up_to(request.hardware.gpus_per_node, request.gpus);
+      fixed ? std::vector<int>{*fixed} : divisors_up_to(request.hardware.gpus_per_node, request.gpus);
   for (int t : candidates) {
     const bool divides = request.model.heads % t == 0 && request.model.kv_heads % t == 0 && request.gpus % t == 0;
     const bool in_node = t <= request.hardware.gpus_per_node;
@@ -97,6 +99,9 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
 }
 
 std::vector<models::Recompute> recompute_choices(const PlanRequest& request) {
+  // A profile measures passes without recomputation (apply_profile refuses
+  // the others), so measured costs are searched without it.
+  if (request.profile && !request.recompute) return {models::Recompute::kNone};
   if (request.recompute) return {*request.recompute};
   return {models::Recompute::kNone, models::Recompute::kSelective, models::Recompute::kFull};
 }

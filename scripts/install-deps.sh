@@ -7,6 +7,7 @@ packages=(
   libfmt-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   libboost-graph-dev libeigen3-dev
   libgtest-dev libbenchmark-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()

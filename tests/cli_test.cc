@@ -11,50 +11,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/cli_support.h"
 #include "tests/temp_files.h"
 
 namespace {
 
-const std::string kBinary = PIPEPLAN_BINARY;
-const std::string kData = PIPEPLAN_TEST_DATA_DIR;
-const std::string kConfigs = PIPEPLAN_CONFIG_DIR;
-
-struct CommandResult {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-using pipeplan::testing::temp_path;
-
-CommandResult run(const std::string& args) {
-  const std::string out = temp_path("stdout"), err = temp_path("stderr");
-  const std::string command = "timeout 120 " + kBinary + " " + args + " >" + out + " 2>" + err;
-  const int status = std::system(command.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
-}
-
-std::size_t lines(const std::string& text) {
-  std::size_t count = 0;
-  for (char c : text) count += c == '\n';
-  return count;
-}
-
-// Bad input: exit 2, one line on stderr naming the problem.
-void expect_refused(const std::string& args, const std::string& needle) {
-  const CommandResult result = run(args);
-  EXPECT_EQ(result.code, 2) << args << "\n" << result.err;
-  EXPECT_EQ(lines(result.err), 1u) << args << "\n" << result.err;
-  EXPECT_EQ(result.err.rfind("pipeplan: error: ", 0), 0u) << result.err;
-  EXPECT_NE(result.err.find(needle), std::string::npos) << args << "\n" << result.err;
-}
+using namespace pipeplan::testing;
 
 TEST(Cli, HelpListsCommandsAndOptionsWithUnitsAndDefaults) {
   const CommandResult top = run("--help");

@@ -61,8 +61,9 @@ ParseError parse_error_of(const std::string& path) {
   return ParseError(path, 0, 0, "");
 }
 
-TEST(Hardware, EveryBuiltinMatchesItsDatasheet) {
-  const std::vector<std::string> names = builtin_hardware_names();
+TEST(Hardware, EveryBuiltinGpuMatchesItsDatasheet) {
+  std::vector<std::string> names = builtin_hardware_names();
+  std::erase(names, "cpu");  // CPU ranks: checked below
   ASSERT_EQ(names.size(), 8u);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
@@ -80,6 +81,15 @@ TEST(Hardware, EveryBuiltinMatchesItsDatasheet) {
     EXPECT_GT(hw.gpu.usable_memory_bytes(), 0);
     EXPECT_LT(hw.gpu.usable_memory_bytes(), hw.gpu.memory_bytes);
   }
+}
+
+TEST(Hardware, CpuRanksDescribeOneCoreEach) {
+  const HardwareConfig cpu = load_hardware("cpu");
+  EXPECT_EQ(cpu.gpus_per_node, 2);  // one rank per core of a 2-core host
+  // The CPU backend runs fp32: its "bf16" rate is the fp32 rate.
+  EXPECT_DOUBLE_EQ(cpu.gpu.peak_flops_bf16, cpu.gpu.peak_flops_fp32);
+  EXPECT_DOUBLE_EQ(cpu.gpu.peak_flops_fp32, 96e9);  // 3 GHz x 32 fp32 FLOP per cycle
+  EXPECT_EQ(cpu.gpu.usable_memory_bytes(), 11LL << 30);
 }
 
 TEST(Hardware, ClusterFilesOnlyAddANodeCount) {

@@ -28,6 +28,13 @@ TEST(ModelParams, LlamaTotalsMatchPublished) {
   expect_within(static_cast<double>(expand("llama3.1-405b").total_params), 405.9e9, 0.005);
 }
 
+TEST(ModelParams, Gpt2SmallMatchesTheReleasedCheckpointExactly) {
+  // openai-community/gpt2: 124,439,808 parameters = tied wte 50257 x 768 +
+  // wpe 1024 x 768 + 12 blocks of 7,087,872 (two LayerNorms, c_attn and
+  // c_proj with biases, c_fc and c_proj with biases) + the final LayerNorm.
+  EXPECT_EQ(expand("gpt2-small").total_params, 124439808);
+}
+
 TEST(ModelParams, LlamaDenseModelsUseEveryParameter) {
   const ModelLayers layers = expand("llama3-8b");
   EXPECT_EQ(layers.active_params, layers.total_params);

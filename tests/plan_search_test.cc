@@ -36,8 +36,8 @@ TEST(PlanSearch, MemoryAwareSplitLowersThePeakAndUnloadsTheFirstStage) {
   const PlanCandidate& best = result.ranked.front();
   PlanCandidate even = best;
   even.split = even_split(80, 4);
-  const ModelSimulation planned = replay_plan({"", "", 32, 8192, best, ""}, request.model, request.hardware);
-  const ModelSimulation megatron = replay_plan({"", "", 32, 8192, even, ""}, request.model, request.hardware);
+  const ModelSimulation planned = replay_plan({"", "", 32, 8192, best, "", ""}, request.model, request.hardware);
+  const ModelSimulation megatron = replay_plan({"", "", 32, 8192, even, "", ""}, request.model, request.hardware);
   EXPECT_LT(planned.peak_memory_bytes(), megatron.peak_memory_bytes());
   const std::vector<int> counts = best.split.transformer_layer_counts();
   // Stage 0 holds the embedding and the most in-flight micro-batches (4).
@@ -55,7 +55,7 @@ TEST(PlanSearch, SearchFiguresAreTheSimulatorsFigures) {
   ASSERT_GE(result.ranked.size(), 3u);
   for (const PlanCandidate& candidate : result.ranked) {
     const ModelSimulation replayed =
-        replay_plan({"", "", 32, 8192, candidate, ""}, request.model, request.hardware);
+        replay_plan({"", "", 32, 8192, candidate, "", ""}, request.model, request.hardware);
     // Reported candidates carry the full engine's figures (DualPipeV's
     // paired sends queue on a link, which the ranking replay ignores).
     EXPECT_NEAR(replayed.iteration_time_s, candidate.iteration_time_s, 1e-9 * candidate.iteration_time_s)

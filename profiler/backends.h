@@ -1,0 +1,24 @@
+// The backends a build may or may not have: CUDA (when nvcc was found) and
+// MPI (when an MPI library was found). Calls into a missing backend throw
+// InputError saying how to get it.
+#pragma once
+
+#include <cstdint>
+
+#include "profiler/layer_profiler.h"
+#include "profiler/profile_file.h"
+
+namespace pipeplan::profiler {
+
+// Throws InputError when this build has no CUDA or no GPU is present.
+Profile profile_layers_cuda(const ProfileRequest& request);
+// NCCL send/recv between the first two GPUs of this machine.
+LinkProfile measure_links_nccl(std::int64_t max_bytes, int warmup, int repeats);
+// Initialises MPI if needed, sweeps ranks 0 and 1, finalises. Ranks other
+// than 0 get an empty profile (rank 0 reports).
+LinkProfile measure_links_with_mpi(std::int64_t max_bytes, int warmup, int repeats);
+
+bool built_with_cuda();
+bool built_with_mpi();
+
+}  // namespace pipeplan::profiler

@@ -1,0 +1,96 @@
+#include "validate/validation_plan.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "models/layers.h"
+#include "planner/plan_replay.h"
+#include "sim/generators/registry.h"
+#include "sim/lowering.h"
+
+namespace pipeplan::validate {
+
+ValidationPlan prepare_validation(const std::string& plan_path, int launched_ranks, const std::string& backend) {
+  if (backend != "cpu" && backend != "cuda") throw InputError(fmt::format("--backend '{}': use cpu or cuda", backend));
+  ValidationPlan plan;
+  plan.path = plan_path;
+  plan.file = planner::read_plan_yaml(plan_path);
+  const planner::PlanCandidate& candidate = plan.file.plan;
+  const int plan_ranks = candidate.tp * candidate.pp * candidate.dp;
+  if (plan_ranks != launched_ranks) {
+    throw InputError(
+        fmt::format("the plan needs {} ranks (t={} x p={} x d={}) but {} were launched: run mpirun -np {} "
+                    "pipeplan validate ...",
+                    plan_ranks, candidate.tp, candidate.pp, candidate.dp, launched_ranks, plan_ranks));
+  }
+  if (candidate.tp != 1 || candidate.dp != 1) {
+    throw InputError(
+        fmt::format("validate runs pipeline parallelism only (t=1, d=1); the plan has t={} d={}: plan "
+                    "with --tp 1 --dp 1",
+                    candidate.tp, candidate.dp));
+  }
+  plan.model = models::load_model(plan.file.model);
+  plan.hardware = models::load_hardware(plan.file.hardware);
+  plan.shape = planner::candidate_shape(candidate, plan.file.seq_len);
+  const sim::Schedule schedule =
+      sim::generate_schedule(candidate.schedule, {candidate.pp, candidate.microbatches, candidate.virtual_stages, 0});
+  const double scale = schedule.microbatch_scale;
+  if (scale != std::round(scale)) throw InputError("the schedule's micro-batch scale is not a whole number");
+  plan.shape.micro_batch_size *= static_cast<int>(scale);
+  plan.lowered = sim::lower_communication(schedule);
+  const models::ModelLayers layers =
+      models::expand_layers(plan.model, planner::candidate_shape(candidate, plan.file.seq_len));
+  plan.split = plan.file.layout.empty()
+                   ? candidate.split
+                   : planner::split_from_layout(plan.file.layout, layers.transformer_layers(), schedule.stages);
+  if (plan.split.stages() != schedule.stages) {
+    throw InputError(fmt::format("the plan's split has {} stages but its schedule {} has {}", plan.split.stages(),
+                                 schedule.name, schedule.stages));
+  }
+  return plan;
+}
+
+planner::ModelSimulation predict(const ValidationPlan& plan, const profiler::Profile* profile,
+                                 const std::string& profile_file) {
+  planner::PlanFile file = plan.file;
+  file.profile = profile_file;
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  return planner::replay_plan(file, plan.model, plan.hardware, options, profile);
+}
+
+void check_memory(const ValidationPlan& plan, const planner::ModelSimulation& predicted, std::int64_t available_bytes) {
+  const std::int64_t device = plan.hardware.gpu.usable_memory_bytes();
+  for (std::size_t rank = 0; rank < predicted.memory.size(); ++rank) {
+    const std::int64_t peak = predicted.memory[rank].total();
+    if (peak > device) {
+      throw InputError(
+          fmt::format("rank {} needs {} but a {} rank has {}: make a plan that fits (pipeplan plan "
+                      "--hardware {})",
+                      rank, format_bytes(peak), plan.hardware.name, format_bytes(device), plan.file.hardware));
+    }
+    if (available_bytes > 0 && peak > available_bytes) {
+      throw InputError(
+          fmt::format("rank {} needs {} but this machine has {} free per rank: use a smaller model, "
+                      "sequence or micro-batch",
+                      rank, format_bytes(peak), format_bytes(available_bytes)));
+    }
+  }
+}
+
+std::int64_t available_bytes_per_rank(int ranks_on_host) {
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    std::int64_t kib = 0;
+    meminfo >> kib;
+    if (key == "MemAvailable:") return kib * 1024 / std::max(ranks_on_host, 1);
+    meminfo.ignore(256, '\n');
+  }
+  return 0;
+}
+
+}  // namespace pipeplan::validate
