@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The CUDA backend on a machine with an NVIDIA GPU, in one go: configure and
-# build, run the CUDA tests, profile llama3-8b's layers at modest shapes
-# and, with two or more GPUs, sweep the NCCL link. Sized to finish in about
+# build, run the CUDA tests, profile llama3-8b's layers at modest shapes,
+# validate a single-GPU plan (measured against predicted, gradients against
+# the fp32 reference) and, with two or more GPUs, sweep the NCCL link and
+# validate a 2-rank pipeline. Sized to finish in about
 # 8 minutes on one H200, build included. Every output lands in
 # ${OUT:-./gpu-out}; a failing step is reported and the next ones still
 # run, so one session on a GPU yields everything it can. Exit status:
@@ -55,11 +57,30 @@ step "profile llama3-8b (bf16)"
 run profile 240 build-gpu/cli/pipeplan profile --backend cuda --model llama3-8b --micro-batch-size 1,2 \
   --seq 1024,4096 --warmup 2 --repeats 5 --out "$out/profile-h200.yaml"
 
-step "NCCL link sweep"
+step "validate single-GPU plans: tiny's gradients, gpt2-small's timing (1F1B)"
+# The gradient check runs the whole model in fp32 on the host: tiny only.
+if run plan-tiny 60 build-gpu/cli/pipeplan plan --model tiny --hardware h200-sxm --tp 1 --gpus 1 --pp 1 \
+    --global-batch 8 --seq 128 --micro-batch-size 2 --schedule 1F1B --out "$out/plan-tiny.yaml"; then
+  run validate-tiny 120 build-gpu/cli/pipeplan validate --plan "$out/plan-tiny.yaml" --backend cuda \
+    --check-gradients --iterations 3 --out "$out/validate-tiny"
+fi
+plan_args=(--model gpt2-small --hardware h200-sxm --tp 1 --global-batch 16 --seq 1024 --micro-batch-size 2)
+if run plan-1gpu 60 build-gpu/cli/pipeplan plan "${plan_args[@]}" --gpus 1 --pp 1 --schedule 1F1B \
+    --out "$out/plan-1gpu.yaml"; then
+  run validate-1gpu 180 build-gpu/cli/pipeplan validate --plan "$out/plan-1gpu.yaml" --backend cuda \
+    --iterations 5 --out "$out/validate-1gpu"
+fi
+
+step "NCCL link sweep and a 2-rank pipeline"
 if [ "$gpus" -ge 2 ]; then
   run links 120 build-gpu/cli/pipeplan profile links --backend nccl --max-bytes 256MiB --out "$out/links-nccl.yaml"
+  if run plan-2gpu 60 build-gpu/cli/pipeplan plan "${plan_args[@]}" --gpus 2 --pp 2 --schedule ZBH1 \
+      --out "$out/plan-2gpu.yaml"; then
+    run validate-2gpu 180 mpirun --allow-run-as-root -np 2 build-gpu/cli/pipeplan validate \
+      --plan "$out/plan-2gpu.yaml" --backend cuda --iterations 5 --out "$out/validate-2gpu"
+  fi
 else
-  echo "one GPU: no link to sweep (needs 2)" | tee "$out/links.txt"
+  echo "one GPU: no link to sweep and no pipeline across GPUs (needs 2)" | tee "$out/links.txt"
 fi
 
 step "done"
