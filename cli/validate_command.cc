@@ -9,8 +9,6 @@
 
 #include "cli/output_files.h"
 #include "common/error.h"
-#include "profiler/backends.h"
-#include "profiler/layer_profiler.h"
 #include "profiler/memory_probe.h"
 #include "profiler/profile_file.h"
 #include "validate/comparison.h"

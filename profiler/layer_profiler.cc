@@ -19,11 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct LayerRun {
-  std::string kind;
-  int index;  // in models::expand_layers' numbering
-};
-
 // Random activations (never zeros): a fixed seed per shape.
 Matrix random_activations(int rows, int cols, std::uint64_t seed) {
   std::mt19937_64 generator(seed);
@@ -55,16 +50,12 @@ void check_fits(const ProfileRequest& request, const models::TrainingShape& shap
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-LayerMeasurement measure(const ProfileRequest& request, const models::TrainingShape& shape, const LayerRun& run) {
+LayerMeasurement measure(const ProfileRequest& request, const models::TrainingShape& shape, const ProfiledLayer& run) {
   const int total = request.warmup + request.repeats;
   CpuModelOptions options{request.seed, total};
   auto layers = build_cpu_layers(request.model, shape, run.index, run.index + 1, options);
   Layer& layer = *layers.front();
   const int tokens = shape.micro_batch_size * shape.seq_len;
-  LayerMeasurement m;
-  m.layer = run.kind;
-  m.micro_batch_size = shape.micro_batch_size;
-  m.seq_len = shape.seq_len;
   std::vector<PassRun> runs;
   for (int mb = 0; mb < total; ++mb) {
     Matrix in = run.kind == "embedding" ? sample_tokens(request.model, shape, mb, request.seed)
@@ -88,11 +79,26 @@ LayerMeasurement measure(const ProfileRequest& request, const models::TrainingSh
     const double w = seconds_since(start);
     if (mb >= request.warmup) runs.push_back({f, i, w, kept, after_input, working});
   }
-  record_runs(runs, layer, tokens, m);
-  return m;
+  return summarize_runs(run.kind, shape.micro_batch_size, shape.seq_len, runs, layer);
 }
 
 }  // namespace
+
+std::vector<ProfiledLayer> profiled_layers(const models::ModelConfig& model) {
+  return {{"embedding", 0}, {"transformer", 1}, {"output", model.layers + 1}};
+}
+
+Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
+                    const std::string& dtype) {
+  Profile profile;
+  profile.device = device;
+  profile.backend = backend;
+  profile.dtype = dtype;
+  profile.date = utc_timestamp();
+  profile.model = request.model.name;
+  profile.tp = request.tp;
+  return profile;
+}
 
 Timing summarize(std::vector<double> samples) {
   if (samples.empty()) return {};
@@ -121,14 +127,8 @@ std::string utc_timestamp() {
 
 Profile profile_layers_cpu(const ProfileRequest& request) {
   if (request.repeats < 1 || request.warmup < 0) throw InputError("--repeats must be >= 1 and --warmup >= 0");
-  Profile profile;
-  profile.device = cpu_description();
-  profile.backend = "cpu";
-  profile.dtype = "fp32";
-  profile.date = utc_timestamp();
-  profile.model = request.model.name;
-  profile.tp = request.tp;
-  const std::vector<LayerRun> runs{{"embedding", 0}, {"transformer", 1}, {"output", request.model.layers + 1}};
+  Profile profile = new_profile(request, cpu_description(), "cpu", "fp32");
+  const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   for (int b : request.micro_batch_sizes) {
     for (int s : request.seq_lens) {
       if (b < 1 || s < 1) throw InputError(fmt::format("micro-batch size and sequence must be >= 1 (got {} x {})", b, s));
@@ -137,7 +137,7 @@ Profile profile_layers_cpu(const ProfileRequest& request) {
       shape.seq_len = s;
       shape.tp = request.tp;
       check_fits(request, shape);
-      for (const LayerRun& run : runs) profile.layers.push_back(measure(request, shape, run));
+      for (const ProfiledLayer& run : runs) profile.layers.push_back(measure(request, shape, run));
     }
   }
   return profile;

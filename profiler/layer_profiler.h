@@ -44,10 +44,28 @@ struct PassRun {
   std::int64_t working = 0;      // the most used above what was held, over the passes
 };
 
-// Fills m's timings (median and spread), bytes and working memory from the
-// measured runs (the caller leaves out warm-ups), and its FLOPs from `layer`.
+// The layer kinds a profile measures, each by one layer of the model.
+struct ProfiledLayer {
+  std::string kind;  // "embedding", "transformer", "output"
+  int index;         // in models::expand_layers' numbering
+};
+std::vector<ProfiledLayer> profiled_layers(const models::ModelConfig& model);
+
+// A profile's header for `request` on a backend: device, dtype, now, model, t.
+Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
+                    const std::string& dtype);
+
+// One layer kind at one shape from its measured runs (the caller leaves out
+// warm-ups): timings (median and spread), bytes, working memory, and FLOPs
+// from `layer`.
 template <typename LayerType>
-void record_runs(const std::vector<PassRun>& runs, const LayerType& layer, int tokens, LayerMeasurement& m) {
+LayerMeasurement summarize_runs(const std::string& kind, int micro_batch_size, int seq_len,
+                                const std::vector<PassRun>& runs, const LayerType& layer) {
+  LayerMeasurement m;
+  m.layer = kind;
+  m.micro_batch_size = micro_batch_size;
+  m.seq_len = seq_len;
+  const int tokens = m.tokens();
   std::vector<double> forward, input, weight;
   for (const PassRun& run : runs) {
     forward.push_back(run.forward_s);
@@ -63,6 +81,7 @@ void record_runs(const std::vector<PassRun>& runs, const LayerType& layer, int t
   m.forward_flops = layer.forward_flops(tokens);
   m.backward_input_flops = layer.backward_input_flops(tokens);
   m.backward_weight_flops = layer.backward_weight_flops(tokens);
+  return m;
 }
 
 }  // namespace pipeplan::profiler

@@ -23,11 +23,6 @@
 namespace pipeplan::profiler {
 namespace {
 
-struct LayerRun {
-  std::string kind;
-  int index;  // in models::expand_layers' numbering
-};
-
 // Random activations in [-1, 1) (never zeros), drawn on the device: a
 // fixed seed per micro-batch.
 DeviceTensor random_activations(const std::shared_ptr<DeviceContext>& context, std::int64_t rows, int cols,
@@ -87,7 +82,7 @@ class PassRunner {
   PassRunner(std::shared_ptr<DeviceContext> context, const ProfileRequest& request)
       : context_(std::move(context)), request_(request), timer_(*context_) {}
 
-  LayerMeasurement measure(DeviceLayer& layer, const models::TrainingShape& shape, const LayerRun& run);
+  LayerMeasurement measure(DeviceLayer& layer, const models::TrainingShape& shape, const ProfiledLayer& run);
 
  private:
   std::shared_ptr<DeviceContext> context_;
@@ -95,15 +90,11 @@ class PassRunner {
   StreamTimer timer_;
 };
 
-LayerMeasurement PassRunner::measure(DeviceLayer& layer, const models::TrainingShape& shape, const LayerRun& run) {
+LayerMeasurement PassRunner::measure(DeviceLayer& layer, const models::TrainingShape& shape, const ProfiledLayer& run) {
   const int total = request_.warmup + request_.repeats;
   const int tokens = shape.micro_batch_size * shape.seq_len;
   const int device = context_->device();
   const std::uint64_t seed = request_.seed;
-  LayerMeasurement m;
-  m.layer = run.kind;
-  m.micro_batch_size = shape.micro_batch_size;
-  m.seq_len = shape.seq_len;
   std::vector<PassRun> runs;
   for (int mb = 0; mb < total; ++mb) {
     DeviceTensor in = run.kind == "embedding"
@@ -133,8 +124,7 @@ LayerMeasurement PassRunner::measure(DeviceLayer& layer, const models::TrainingS
     working = std::max(working, weight_probe.peak_above_start() - weight_probe.now_above_start());
     if (mb >= request_.warmup) runs.push_back({f, i, w, kept, after_input, working});
   }
-  record_runs(runs, layer, tokens, m);
-  return m;
+  return summarize_runs(run.kind, shape.micro_batch_size, shape.seq_len, runs, layer);
 }
 
 }  // namespace
@@ -143,14 +133,8 @@ Profile profile_layers_cuda(const ProfileRequest& request) {
   check_request(request);
   auto context = std::make_shared<DeviceContext>(0);
   check_fits(request, *context);
-  Profile profile;
-  profile.device = cuda_device_name(context->device());
-  profile.backend = "cuda";
-  profile.dtype = "bf16";
-  profile.date = utc_timestamp();
-  profile.model = request.model.name;
-  profile.tp = request.tp;
-  const std::vector<LayerRun> runs{{"embedding", 0}, {"transformer", 1}, {"output", request.model.layers + 1}};
+  Profile profile = new_profile(request, cuda_device_name(context->device()), "cuda", "bf16");
+  const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   const CudaModelOptions options{request.seed, request.warmup + request.repeats};
   PassRunner runner(context, request);
   // A layer depends on the sequence length only: each is built once per
