@@ -22,7 +22,7 @@ struct Case {
 Case make_case(const char* name, const benchmark::State& state) {
   Case c;
   c.schedule = generate_schedule(name, {static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), 0, 0});
-  c.lowered = lower_communication(c.schedule);
+  c.lowered = lower_communication(c.schedule, RecvPlacement::kBeforeUse);
   RankCosts costs;
   costs.forward_s = {18.522e-3};
   costs.backward_input_s = {18.086e-3};

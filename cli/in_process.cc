@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "cli/option_use.h"
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
 #include "common/error.h"
@@ -26,14 +27,6 @@ std::unique_ptr<CLI::App> app_for(std::string_view command, CommandOutput* captu
     throw InputError(fmt::format("unknown command '{}': use simulate or plan", command));
   }
   return app;
-}
-
-const CLI::Option* find_option(const CLI::App& subcommand, std::string_view name) {
-  for (const CLI::Option* option : subcommand.get_options()) {
-    const auto& names = option->get_lnames();
-    if (std::find(names.begin(), names.end(), name) != names.end()) return option;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -67,7 +60,7 @@ std::vector<std::string> option_names(std::string_view command) {
 
 bool is_flag(std::string_view command, std::string_view option) {
   const auto app = app_for(command, nullptr);
-  const CLI::Option* found = find_option(*app->get_subcommand(std::string(command)), option);
+  const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
   return found != nullptr && found->get_expected_min() == 0;
 }
 

@@ -14,9 +14,10 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
   command.add_option("--seq,-s", options.seq,
                      fmt::format("Sequence length in tokens; 0 = the model's context, at most {}", kDefaultSeqCap))
       ->capture_default_str();
+  command.add_flag("--allow-long-context", options.allow_long_context, kAllowLongContextHelp);
   command.add_option("--tp,-t", options.tp, "Tensor-parallel size t (within a node)")->capture_default_str();
-  command.add_flag("--sequence-parallel", options.sequence_parallel,
-                   "Megatron sequence parallelism: norms and dropout split over the t ranks");
+  command.add_flag("--sequence-parallel,!--no-sequence-parallel", options.sequence_parallel,
+                   "Megatron sequence parallelism: norms and dropout split over the t ranks (default: off)");
   command.add_option("--recompute", options.recompute, "Activation recomputation: none, selective or full")
       ->capture_default_str();
   command.add_flag("--no-flash-attention", options.no_flash_attention,
@@ -39,6 +40,7 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   models::TrainingShape shape;
   shape.micro_batch_size = options.micro_batch_size;
   shape.seq_len = options.seq > 0 ? options.seq : std::min(model.context, kDefaultSeqCap);
+  models::check_sequence_length(model, shape.seq_len, options.allow_long_context);
   shape.tp = options.tp;
   shape.dp = options.dp;
   shape.sequence_parallel = options.sequence_parallel;

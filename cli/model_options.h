@@ -21,14 +21,21 @@ struct ShapeOptions {
   std::string recompute = "none";
   int zero = 0;
   bool no_flash_attention = false;
+  bool allow_long_context = false;
 };
 
 constexpr int kDefaultSeqCap = 8192;
 
-// --micro-batch-size, --seq, --tp, --sequence-parallel, --recompute,
+// --micro-batch-size, --seq, --allow-long-context, --tp,
+// --sequence-parallel / --no-sequence-parallel, --recompute,
 // --no-flash-attention; with `with_data_parallel` also --dp and --zero.
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
 
+// Checks every value (and the sequence against the model's context).
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model);
+
+// The help text of --allow-long-context, shared with `plan`.
+inline constexpr const char* kAllowLongContextHelp =
+    "Cost a --seq beyond the model's context (as context parallelism or RoPE scaling would run it)";
 
 }  // namespace pipeplan::cli

@@ -1,5 +1,6 @@
-// `pipeplan simulate --model NAME --hardware NAME ...`: stage costs and
-// memory from the cost model instead of given times.
+// `pipeplan simulate --model NAME --hardware NAME ...` and `simulate --plan
+// FILE`: stage costs and memory from the cost model (or a measured profile)
+// instead of given times.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include "cli/command_output.h"
 #include "cli/model_options.h"
 #include "cli/schedule_source.h"
+#include "cli/simulate_outputs.h"
 
 namespace pipeplan::cli {
 
@@ -25,17 +27,22 @@ struct ModelSimulateOptions {
 
 void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options);
 
-// Files a run writes besides its output.
-struct ModelRunOutputs {
-  bool no_overlap = false;
-  std::optional<std::string> trace_file;
-  std::optional<std::string> svg_file;
-};
+// The options `--model` mode reads, and those `--plan` mode can override.
+const std::vector<std::string_view>& model_mode_options();
+const std::vector<std::string_view>& plan_override_options();
 
 CommandOutput run_model_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
-                                 const ModelRunOutputs& outputs);
+                                 const SimulateOutputs& outputs);
 
-// Replays a plan file with the full engine.
-CommandOutput run_plan_simulate(const std::string& plan_file, const ModelRunOutputs& outputs);
+// --schedule all with --model: every schedule family on the model.
+CommandOutput run_model_comparison(const ModelSimulateOptions& options, const ScheduleSource& source,
+                                   const SimulateOutputs& outputs);
+
+// Replays a plan file with the full engine. Options the user gave on
+// `command` override the plan's values (the plan is re-costed with them and
+// the output names each override); a change of the stage count needs a new
+// split (--layers or --layout).
+CommandOutput run_plan_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
+                                const SimulateOutputs& outputs, const CLI::App& command);
 
 }  // namespace pipeplan::cli

@@ -10,6 +10,7 @@
 #include "sim/dependency_graph.h"
 #include "sim/generators/registry.h"
 #include "sim/lowering.h"
+#include "sim/pytorch_steps.h"
 #include "sim/schedule_csv.h"
 #include "sim/step_grid.h"
 #include "sim/validation.h"
@@ -22,6 +23,7 @@ struct ScheduleOptions {
   bool list = false;
   bool lowered = false;
   int max_steps = 64;
+  std::string recv_placement = "pytorch";
   std::optional<std::string> csv_out;
 };
 
@@ -42,16 +44,20 @@ void run_schedule(const ScheduleOptions& options) {
   }
   const sim::Schedule schedule = load_schedule(options.source);
   sim::validate_schedule(schedule);
-  const sim::Schedule lowered = sim::lower_communication(schedule);
+  const sim::Schedule lowered =
+      sim::lower_communication(schedule, sim::parse_recv_placement(options.recv_placement));
   const sim::Schedule& shown = options.lowered ? lowered : schedule;
   const sim::ActionIndex index(shown);
   const sim::DependencyGraph graph = sim::build_dependency_graph(shown, index, sim::CommSemantics::kBlocking);
   const sim::StepLayout layout = sim::unit_step_layout(shown, index, graph);
   std::cout << fmt::format("{}: {} ranks, {} stages ({} placement), {} micro-batches: valid, {} compute actions, {} "
-                           "with communication, {} unit steps\n",
+                           "with communication; {} steps in PyTorch's unit-step count (every action one step, "
+                           "SEND/RECV included)\n",
                            schedule.name, schedule.ranks, schedule.stages,
                            sim::placement_name(schedule.stage_to_rank, schedule.ranks), schedule.microbatches,
-                           schedule.compute_action_count(), lowered.action_count(), layout.steps);
+                           schedule.compute_action_count(), lowered.action_count(), sim::pytorch_step_count(lowered));
+  std::cout << fmt::format("{} grid: each action one step, as soon as what it needs has run ({} steps)\n",
+                           options.lowered ? "lowered" : "compute", layout.steps);
   std::cout << sim::render_step_grid(shown, index, layout, {}, options.max_steps);
   if (options.csv_out) write_text_file(*options.csv_out, sim::write_schedule_csv(shown), "--csv-out");
 }
@@ -67,6 +73,10 @@ void register_schedule_command(CLI::App& app) {
   add_schedule_options(*command, options->source);
   command->add_flag("--list", options->list, "List the schedule families and exit");
   command->add_flag("--lowered", options->lowered, "Show and write the form with SEND/RECV actions");
+  command->add_option("--recv-placement", options->recv_placement,
+                      "Where the lowering puts each RECV: pytorch (posted early, as PyTorch's _add_send_recv) or "
+                      "before-use (just before the compute that needs it)")
+      ->capture_default_str();
   command->add_option("--max-steps", options->max_steps, "Steps of the grid to print (the last ones)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);

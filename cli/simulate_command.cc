@@ -7,14 +7,12 @@
 #include "cli/compare_schedules.h"
 #include "cli/cost_inputs.h"
 #include "cli/model_simulate.h"
-#include "cli/output_files.h"
+#include "cli/option_use.h"
 #include "cli/schedule_source.h"
+#include "cli/simulate_outputs.h"
 #include "common/error.h"
-#include "sim/output/ascii_gantt.h"
-#include "sim/output/chrome_trace.h"
 #include "sim/output/report_json.h"
 #include "sim/output/report_text.h"
-#include "sim/output/svg_gantt.h"
 #include "sim/simulate.h"
 
 namespace pipeplan::cli {
@@ -24,20 +22,28 @@ namespace {
 constexpr int kGanttMaxRanks = 16;
 constexpr std::size_t kGanttMaxActionsPerRank = 48;
 
+// The options each way of running `simulate` reads; any other given option
+// is refused (option_use.h).
+const std::vector<std::string_view> kScheduleShape{"schedule", "stages", "microbatches", "virtual",
+                                                   "microbatch-group-size"};
+const std::vector<std::string_view> kGivenCosts{"tf", "tb", "tw", "tcomm", "costs", "act-bytes", "wgrad-bytes",
+                                                "static-bytes", "p2p-bytes", "link-bandwidth", "ranks-per-node",
+                                                "inter-node-bandwidth", "inter-node-latency"};
+const std::vector<std::string_view> kOneRun{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
+                                           "gantt", "trace", "svg", "window"};
+const std::vector<std::string_view> kComparison{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
+                                               "svg", "window"};
+
 struct SimulateOptions {
   ScheduleSource source;
   CostInputs costs;
   ModelSimulateOptions model;
-  bool no_overlap = false;
-  bool json = false;
-  bool gantt = false;
-  std::optional<std::string> trace_file;
-  std::optional<std::string> svg_file;
+  SimulateOutputs outputs;
 };
 
-bool wants_gantt(const SimulateOptions& options, const sim::Schedule& schedule) {
-  if (options.json) return false;
-  if (options.gantt) return true;
+bool wants_gantt(const SimulateOutputs& outputs, const sim::Schedule& schedule) {
+  if (outputs.json) return false;
+  if (outputs.gantt) return true;
   return schedule.ranks <= kGanttMaxRanks &&
          schedule.compute_action_count() <= kGanttMaxActionsPerRank * static_cast<std::size_t>(schedule.ranks);
 }
@@ -51,52 +57,93 @@ bool splits_backward(const sim::Schedule& schedule) {
   return false;
 }
 
-bool has_given_costs(const CostInputs& costs) {
-  return costs.tf || costs.tb || costs.tw || costs.costs_file || costs.act_bytes || costs.wgrad_bytes ||
-         costs.static_bytes || costs.p2p_bytes;
+void set_memory_limit(sim::SimulationReport& report, const SimulateOutputs& outputs) {
+  report.memory_limit_bytes = memory_cap_bytes(outputs);
+  report.memory_limit_source = "--memory-cap";
 }
 
-CommandOutput run_simulate(const SimulateOptions& options) {
-  const ModelRunOutputs files{options.no_overlap, options.trace_file, options.svg_file};
-  if (options.model.plan) {
-    if (options.model.model || has_given_costs(options.costs) || options.source.csv_file) {
-      throw InputError("--plan carries the model, costs and schedule: drop --model, --schedule-csv and the cost options");
+// Every schedule family on the given times.
+CommandOutput compare_given_times(const ScheduleSource& source, const ResolvedCosts& costs,
+                                  const SimulateOutputs& outputs) {
+  const RunFamily run = [&](const sim::ScheduleFamily& family) {
+    ComparedSchedule row{std::string(family.name), std::nullopt, 0, 0, "", costs.source};
+    if (family.splits_backward && !costs.weight_grad_given) {
+      row.skipped = "needs --tw";
+      return row;
     }
-    return run_plan_simulate(*options.model.plan, files);
-  }
-  if (options.model.model) {
-    if (has_given_costs(options.costs)) {
-      throw InputError("--tf/--tb/--tw/--costs and the byte options cannot be combined with --model: its costs come "
-                       "from the cost model");
+    try {
+      const sim::Schedule schedule = sim::generate_schedule(
+          family.name, {source.ranks, source.microbatches, compared_virtual_stages(family, source.virtual_stages),
+                        source.microbatch_group_size});
+      row.report = sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule), costs.topology,
+                                 simulation_options(outputs, false));
+      set_memory_limit(*row.report, outputs);
+      row.iteration_s = row.report->cost_s;
+    } catch (const InputError& error) {
+      row.skipped = error.what();
     }
-    return run_model_simulate(options.model, options.source, files);
-  }
-  if (options.model.hardware) throw InputError("--hardware needs --model (costs from the cost model)");
-  if (options.model.profile) throw InputError("--profile needs --model: a profile measures a model's layers");
+    return row;
+  };
+  return compare_schedules(run, outputs, false);
+}
+
+CommandOutput simulate_given_times(const SimulateOptions& options) {
   const ResolvedCosts costs = resolve_costs(options.costs);
-  if (options.source.csv_file == std::nullopt && options.source.name == "all") {
-    return compare_schedules(options.source, costs, !options.no_overlap);
+  const SimulateOutputs& outputs = options.outputs;
+  if (!options.source.csv_file && options.source.name == "all") {
+    check_semantics_options(outputs, "all", true);
+    return compare_given_times(options.source, costs, outputs);
   }
   const sim::Schedule schedule = load_schedule(options.source);
+  check_semantics_options(outputs, schedule.name, has_overlapped_pairs(schedule));
   if (!costs.weight_grad_given && splits_backward(schedule)) {
     throw InputError(fmt::format("{} splits the backward into I and W: give --tw, the weight-gradient time (ms)",
                                  schedule.name));
   }
-  const bool gantt = wants_gantt(options, schedule);
-  sim::SimulationOptions simulation;
-  simulation.overlap_comm = !options.no_overlap;
-  simulation.record_timeline = gantt || options.trace_file || options.svg_file;
-  const sim::SimulationReport report =
-      sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule), costs.topology, simulation);
-
+  const bool gantt = wants_gantt(outputs, schedule);
+  const bool from_csv = options.source.csv_file.has_value();
+  sim::SimulationReport report = sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule),
+                                               costs.topology, simulation_options(outputs, gantt, from_csv));
+  set_memory_limit(report, outputs);
   CommandOutput output;
   output.json = sim::report_to_json(report);
   output.json["cost_source"] = costs.source;
   output.text = sim::report_to_text(report) + fmt::format("  costs: {}\n", costs.source);
-  if (gantt) output.text += "\n" + sim::ascii_gantt(report);
-  if (options.trace_file) write_text_file(*options.trace_file, sim::chrome_trace_json(report), "--trace");
-  if (options.svg_file) write_text_file(*options.svg_file, sim::svg_gantt(report), "--svg");
+  if (schedule.dropped_runtime_actions > 0) {
+    const std::string note = fmt::format(
+        "{} UNSHARD/RESHARD/REDUCE_GRAD cells of the CSV cost nothing here: FSDP sharding and per-stage gradient "
+        "reduction are not modelled",
+        schedule.dropped_runtime_actions);
+    output.json["notes"] = {note};
+    output.text += fmt::format("  note: {}\n", note);
+  }
+  write_simulation_files(report, outputs, gantt, output);
   return output;
+}
+
+CommandOutput run_simulate(const SimulateOptions& options, const CLI::App& command) {
+  if (given(command, "window") && !options.outputs.svg_file) throw InputError("--window needs --svg");
+  const bool all = !options.source.csv_file && options.source.name == "all";
+  if (options.model.plan) {
+    refuse_unread_options(command, joined({{"plan"}, plan_override_options(), kOneRun}),
+                          "with --plan (the plan carries the model and the costs)");
+    if (all) throw InputError("--schedule all cannot be combined with --plan; use --model to compare schedules");
+    return run_plan_simulate(options.model, options.source, options.outputs, command);
+  }
+  if (options.model.model) {
+    refuse_unread_options(command, joined({model_mode_options(), all ? kComparison : kOneRun}),
+                          all ? "with --schedule all and --model" : "with --model (costs come from the cost model)");
+    return all ? run_model_comparison(options.model, options.source, options.outputs)
+               : run_model_simulate(options.model, options.source, options.outputs);
+  }
+  if (options.source.csv_file) {
+    refuse_unread_options(command, joined({{"schedule-csv", "stages", "microbatches"}, kGivenCosts, kOneRun}),
+                          "with --schedule-csv (the file fixes the schedule)");
+  } else {
+    refuse_unread_options(command, joined({kScheduleShape, kGivenCosts, all ? kComparison : kOneRun}),
+                          all ? "with --schedule all" : "with given times (it needs --model or --plan)");
+  }
+  return simulate_given_times(options);
 }
 
 }  // namespace
@@ -110,14 +157,8 @@ void register_simulate_command(CLI::App& app, OutputSink sink) {
   add_schedule_options(*command, options->source);
   add_cost_options(*command, options->costs);
   add_model_simulate_options(*command, options->model);
-  command->add_flag("--no-overlap", options->no_overlap,
-                    "Communication blocks the compute stream (default: it overlaps)");
-  command->add_flag("--json", options->json, "Print one JSON object instead of the summary");
-  command->add_flag("--gantt", options->gantt, "Always print the terminal Gantt chart (default: small cases only)");
-  command->add_option("--trace", options->trace_file,
-                      "Write a Chrome trace (open in ui.perfetto.dev or chrome://tracing)");
-  command->add_option("--svg", options->svg_file, "Write a Gantt chart as SVG");
-  command->callback([options, sink] { sink(run_simulate(*options), options->json); });
+  add_simulate_output_options(*command, options->outputs);
+  command->callback([options, sink, command] { sink(run_simulate(*options, *command), options->outputs.json); });
 }
 
 }  // namespace pipeplan::cli

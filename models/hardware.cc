@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/close_names.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "common/yaml_fields.h"
@@ -188,6 +189,8 @@ void check_required(const HardwareConfig& config, const YAML::Node& root, const 
 
 HardwareConfig load_at_depth(const std::string& name_or_path, int depth, const fs::path& relative_to);
 
+HardwareConfig load_builtin_spelling(const std::string& word, int depth);
+
 HardwareConfig load_base(const YAML::Node& node, const std::string& file, int depth) {
   const std::string base = scalar_text(node, file, "base");
   if (depth >= kMaxBaseDepth) {
@@ -204,10 +207,13 @@ HardwareConfig load_base(const YAML::Node& node, const std::string& file, int de
 
 HardwareConfig parse_root(const YAML::Node& root, const std::string& file, int depth) {
   if (!root.IsMap()) throw_at(file, root, "a hardware file is a map with keys name, gpu, node, network");
-  check_keys(root, file, "the hardware file", {"name", "source", "base", "gpu", "node", "network", "nodes"});
+  check_keys(root, file, "the hardware file",
+             {"name", "aliases", "source", "base", "gpu", "node", "network", "nodes"});
   HardwareConfig config = root["base"] ? load_base(root["base"], file, depth) : HardwareConfig{};
   // The name is the file's own, never the base's.
   config.name = root["name"] ? scalar_text(root["name"], file, "name") : fs::path(file).stem().string();
+  // Aliases too are the file's own: a cluster does not answer to its GPU's names.
+  config.aliases = root["aliases"] ? scalar_or_list(root["aliases"], file, "aliases") : std::vector<std::string>{};
   if (root["source"]) config.source = scalar_text(root["source"], file, "source");
   if (root["gpu"]) read_gpu(root["gpu"], file, config.gpu);
   if (root["node"]) read_node(root["node"], file, config);
@@ -244,9 +250,28 @@ HardwareConfig load_at_depth(const std::string& name_or_path, int depth, const f
   if (const EmbeddedFile* builtin = find_embedded("hardware", name_or_path)) {
     return parse_text(std::string(builtin->text), fmt::format("configs/hardware/{}.yaml", name_or_path), depth);
   }
-  throw InputError(fmt::format("unknown hardware '{}': not a file and not a built-in; use one of {} or a path to a "
-                               "hardware YAML file",
-                               name_or_path, fmt::join(builtin_hardware_names(), ", ")));
+  return load_builtin_spelling(name_or_path, depth);
+}
+
+// A built-in by an alias, or a spelling that differs in case and punctuation.
+HardwareConfig load_builtin_spelling(const std::string& word, int depth) {
+  const std::vector<std::string> names = builtin_hardware_names();
+  std::vector<std::string> spellings, canonical;
+  for (const std::string& name : names) {
+    const HardwareConfig config = load_at_depth(name, depth, {});
+    spellings.push_back(name);
+    canonical.push_back(name);
+    for (const std::string& alias : config.aliases) {
+      spellings.push_back(alias);
+      canonical.push_back(name);
+    }
+  }
+  for (std::size_t i = 0; i < spellings.size(); ++i) {
+    if (name_key(spellings[i]) == name_key(word)) return load_at_depth(canonical[i], depth, {});
+  }
+  throw InputError(fmt::format("unknown hardware '{}': not a file and not a built-in{}; built-ins: {} (or a path to a "
+                               "hardware YAML file)",
+                               word, did_you_mean(word, spellings, canonical), fmt::join(names, ", ")));
 }
 
 }  // namespace

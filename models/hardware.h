@@ -40,6 +40,7 @@ struct LinkSpec {
 
 struct HardwareConfig {
   std::string name;
+  std::vector<std::string> aliases;  // other names it answers to ("h100")
   std::string source;
   GpuSpec gpu;
   int gpus_per_node = 8;
@@ -48,7 +49,8 @@ struct HardwareConfig {
   int nodes = 0;       // 0: as many as asked for
 };
 
-// A built-in name ("h100-sxm") or a path. Throws InputError (unknown name:
+// A built-in name ("h100-sxm"), one of its aliases ("h100") or a spelling
+// differing in case and punctuation, or a path. Throws InputError (unknown name:
 // lists the known ones) or ParseError (file, line, field).
 HardwareConfig load_hardware(const std::string& name_or_path);
 HardwareConfig parse_hardware_yaml(const std::string& text, const std::string& source_name);

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/close_names.h"
 #include "common/error.h"
 #include "common/yaml_fields.h"
 #include "models/embedded_configs.h"
@@ -20,8 +21,8 @@
 namespace pipeplan::models {
 namespace {
 
-constexpr std::array<std::string_view, 18> kTopKeys{
-    "name", "source", "layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab", "context", "norm",
+constexpr std::array<std::string_view, 19> kTopKeys{
+    "name", "aliases", "source", "layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab", "context", "norm",
     "mlp", "position_embedding", "tied_embeddings", "biases", "dropout", "moe", "mla"};
 constexpr std::array<std::string_view, 5> kMoeKeys{"experts", "top_k", "expert_ffn", "shared_experts",
                                                    "dense_layers"};
@@ -187,6 +188,7 @@ ModelConfig parse_root(const YAML::Node& root, const std::string& file) {
   fields.reject_unknown(kTopKeys);
   ModelConfig model;
   model.name = fields.text("name", true);
+  if (fields.has("aliases")) model.aliases = scalar_or_list(fields.node("aliases"), file, "aliases");
   model.source = fields.text("source", false);
   model.layers = fields.small_integer("layers", true);
   model.hidden = fields.small_integer("hidden", true);
@@ -255,14 +257,40 @@ ModelConfig load_model(const std::string& name_or_path) {
     text << in.rdbuf();
     return parse_model_yaml(text.str(), name_or_path);
   }
+  const std::string key = name_key(name_or_path);
+  std::vector<std::string> spellings;  // names and aliases, for suggestions
+  std::vector<std::string> canonical;  // the name each spelling stands for
   for (const auto& [name, file] : zoo_index()) {
-    if (name == name_or_path) return parse_model_yaml(std::string(file->text), "built-in model " + name);
+    const ModelConfig model = parse_model_yaml(std::string(file->text), "built-in model " + name);
+    spellings.push_back(name);
+    canonical.push_back(name);
+    for (const std::string& alias : model.aliases) {
+      spellings.push_back(alias);
+      canonical.push_back(name);
+    }
+    if (name == name_or_path) return model;
   }
-  std::string names;
-  for (const std::string& name : zoo_model_names()) names += (names.empty() ? "" : ", ") + name;
-  throw InputError(fmt::format("unknown model '{}': not a file and not a built-in model; use one of {} or a path "
-                               "to a model YAML",
-                               name_or_path, names));
+  for (std::size_t i = 0; i < spellings.size(); ++i) {
+    if (name_key(spellings[i]) == key) return load_model(canonical[i]);
+  }
+  throw InputError(fmt::format("unknown model '{}': not a file and not a built-in model{}; built-ins: {} (or a path "
+                               "to a model YAML)",
+                               name_or_path, did_you_mean(name_or_path, spellings, canonical),
+                               fmt::join(zoo_model_names(), ", ")));
+}
+
+void check_sequence_length(const ModelConfig& model, int seq_len, bool allow_long_context) {
+  if (seq_len < 1) throw InputError(fmt::format("--seq must be >= 1 (got {})", seq_len));
+  if (seq_len <= model.context) return;
+  if (model.position == PositionEmbedding::kLearned) {
+    throw InputError(fmt::format("--seq {} exceeds {}'s {} learned positions: no longer sequence can run; use --seq "
+                                 "{} or less",
+                                 seq_len, model.name, model.context, model.context));
+  }
+  if (allow_long_context) return;
+  throw InputError(fmt::format("--seq {} exceeds {}'s context of {} tokens; sequences that long need context "
+                               "parallelism or RoPE scaling; pass --allow-long-context to cost them anyway",
+                               seq_len, model.name, model.context));
 }
 
 std::vector<std::string> zoo_model_names() {

@@ -37,6 +37,7 @@ struct MlaConfig {
 
 struct ModelConfig {
   std::string name;
+  std::vector<std::string> aliases;  // other spellings users type ("llama3-405b")
   std::string source;  // the official config it was taken from
   int layers = 0;
   int hidden = 0;
@@ -56,11 +57,18 @@ struct ModelConfig {
   MlaConfig mla;
 };
 
-// A zoo name ("llama3-70b") or a path to a YAML file. Throws InputError
-// (unknown name: lists the zoo) or ParseError (file, line, field).
+// A zoo name ("llama3-70b"), one of its aliases or a spelling of either that
+// differs in case and punctuation ("Llama-3-70B"), or a path to a YAML file.
+// Throws InputError (unknown name: the close names and the zoo) or
+// ParseError (file, line, field).
 ModelConfig load_model(const std::string& name_or_path);
 // Parses YAML text; `source_name` is used in error messages.
 ModelConfig parse_model_yaml(const std::string& text, const std::string& source_name);
 std::vector<std::string> zoo_model_names();
+
+// Refuses a sequence of over the model's context (what its position
+// embedding was trained for) unless `allow_long_context`: such a run needs
+// context parallelism or RoPE scaling, which the cost model does not apply.
+void check_sequence_length(const ModelConfig& model, int seq_len, bool allow_long_context);
 
 }  // namespace pipeplan::models

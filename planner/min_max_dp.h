@@ -15,11 +15,16 @@ namespace pipeplan::planner {
 
 // cost(stage, i, j) grows with the run [i, j); fits(stage, i, j) stays true
 // when the run shrinks. Every stage holds at least one layer; the last one
-// holds the output layer (layer n - 1).
+// holds the output layer (layer n - 1). With `block_on_every_stage`, layers
+// 0 and n - 1 (the embedding and the output layer) never make a stage
+// alone: every stage holds a transformer block, so no GPU idles on an
+// embedding.
 template <typename Cost, typename Fits>
-std::optional<StageSplit> min_max_split(int layers, int stages, const Cost& cost, const Fits& fits) {
+std::optional<StageSplit> min_max_split(int layers, int stages, const Cost& cost, const Fits& fits,
+                                        bool block_on_every_stage = true) {
   constexpr double kInfeasible = std::numeric_limits<double>::infinity();
-  if (stages < 1 || stages > layers) return std::nullopt;
+  if (stages < 1 || stages > (block_on_every_stage ? layers - 2 : layers)) return std::nullopt;
+  const bool edges = block_on_every_stage && stages > 1;
   const auto width = static_cast<std::size_t>(layers) + 1;
   std::vector<double> best(static_cast<std::size_t>(stages + 1) * width, kInfeasible);
   std::vector<int> choice(best.size(), -1);
@@ -29,15 +34,20 @@ std::optional<StageSplit> min_max_split(int layers, int stages, const Cost& cost
   at(0, 0) = 0;
   for (int stage = 1; stage <= stages; ++stage) {
     const bool last = stage == stages;
-    int lowest_fit = stage - 1;  // smallest start that fits; moves right as the end grows
+    // The smallest start that fits (the earliest end of the stages before,
+    // where best[] starts to be finite and grows); moves right as j grows.
+    int lowest_fit = edges && stage >= 2 ? stage : stage - 1;
     // Leave a layer for each later stage, and the output layer for the last.
     const int last_end = last ? layers : std::min(layers - 1, layers - (stages - stage));
-    for (int j = last ? layers : stage; j <= last_end; ++j) {
+    const int first_end = last ? layers : (edges && stage == 1 ? 2 : stage);
+    for (int j = first_end; j <= last_end; ++j) {
       while (lowest_fit < j && !fits(stage - 1, lowest_fit, j)) ++lowest_fit;
-      if (lowest_fit >= j) continue;
+      // The last stage starts at a block, not at the output layer.
+      const int latest_start = edges && last ? std::min(j - 1, layers - 2) : j - 1;
+      if (lowest_fit > latest_start) continue;
       // max(best[stage - 1][i], cost(i, j)): the first grows with i, the
       // second shrinks, so the minimum sits where they cross.
-      int left = lowest_fit, right = j - 1;
+      int left = lowest_fit, right = latest_start;
       while (left < right) {
         const int mid = left + (right - left) / 2;
         if (at(stage - 1, mid) >= cost(stage - 1, mid, j)) {
@@ -47,7 +57,7 @@ std::optional<StageSplit> min_max_split(int layers, int stages, const Cost& cost
         }
       }
       for (int i : {left - 1, left}) {
-        if (i < lowest_fit || i > j - 1) continue;
+        if (i < lowest_fit || i > latest_start) continue;
         const double value = std::max(at(stage - 1, i), cost(stage - 1, i, j));
         if (value < at(stage, j)) {
           at(stage, j) = value;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "sim/memory_fit.h"
 #include "sim/output/report_json.h"
 #include "sim/output/report_text.h"
 
@@ -65,8 +66,9 @@ std::string model_simulation_summary(const ModelSimulation& simulation) {
   std::string text = fmt::format("  iteration              {:>12}   pipeline {} + gradient sync {} + optimizer {}\n",
                       format_ms(simulation.iteration_time_s), format_ms(simulation.pipeline_s),
                       format_ms(simulation.gradient_sync_s), format_ms(simulation.optimizer_step_s));
-  text += fmt::format("  throughput             {:>12.0f}   tokens/s on {} GPUs, MFU {:.1f} %\n", simulation.tokens_per_s,
-                      simulation.gpus, simulation.mfu * 100);
+  text += fmt::format("  throughput             {:>12.0f}   tokens/s on {} GPUs, MFU {:.1f} %{}\n",
+                      simulation.tokens_per_s, simulation.gpus, simulation.mfu * 100,
+                      sim::ranks_over_memory(simulation.report).empty() ? "" : " (if it fitted: it does not)");
   text += fmt::format("  layout                 {}\n", format_layout(simulation.split));
   text += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10}  {}\n", "rank", "weights", "grads",
                       "optimizer", "activations", "logits", "buffers", "total", "layers");

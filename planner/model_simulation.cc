@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
 #include "models/time_model.h"
 #include "planner/profile_costs.h"
 #include "sim/generators/registry.h"
@@ -44,6 +47,17 @@ MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& ran
 
 }  // namespace
 
+void check_modelled(const models::TrainingShape& shape) {
+  if (shape.zero == models::ZeroStage::kGradients || shape.zero == models::ZeroStage::kWeights) {
+    throw InputError(fmt::format("--zero {}: ZeRO-{} shards {} over the data-parallel ranks, but the communication "
+                                 "that costs (gradient reduce-scatter per micro-batch{}) is not modelled yet; use "
+                                 "--zero 0 or 1",
+                                 static_cast<int>(shape.zero), static_cast<int>(shape.zero),
+                                 shape.zero == models::ZeroStage::kGradients ? "gradients" : "gradients and weights",
+                                 shape.zero == models::ZeroStage::kWeights ? ", weight all-gather per layer" : ""));
+  }
+}
+
 std::int64_t ModelSimulation::peak_memory_bytes() const {
   std::int64_t peak = 0;
   for (const MemoryBreakdown& rank : memory) peak = std::max(peak, rank.total());
@@ -61,6 +75,10 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
     result.gradient_sync_s = std::max(result.gradient_sync_s, gradient_sync_s(memory, hardware, setup.shape));
     result.optimizer_step_s = std::max(result.optimizer_step_s, optimizer_step_s(memory, hardware, setup.shape));
   }
+  result.report.memory_limit_bytes =
+      setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes : hardware.gpu.usable_memory_bytes();
+  result.report.memory_limit_source =
+      setup.memory_cap_bytes > 0 ? "the memory cap" : "usable memory per GPU of " + hardware.name;
   result.pipeline_s = result.report.cost_s;
   result.iteration_time_s = result.pipeline_s + result.gradient_sync_s + result.optimizer_step_s;
   result.gpus = setup.shape.tp * setup.pp * setup.shape.dp;
@@ -82,8 +100,9 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
 
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options) {
-  const sim::Schedule schedule =
-      sim::generate_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, 0});
+  check_modelled(setup.shape);
+  const sim::Schedule schedule = sim::generate_schedule(
+      setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size});
   StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
   models::ModelLayers costed = layers;
   std::optional<ProfiledCosts> profiled;

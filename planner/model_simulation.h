@@ -26,11 +26,14 @@ struct PipelineSetup {
   int virtual_stages = 0;        // 0: the schedule's default
   int microbatches = 1;          // per iteration, per data-parallel replica
   std::string schedule = "1F1B";
+  int microbatch_group_size = 0;  // Interleaved1F1B's; 0: the generator's default
   std::optional<StageSplit> split;  // default: Megatron's even split
   // Measured costs in place of the time model (and its link fit, if any).
   const profiler::Profile* profile = nullptr;
   std::string profile_file;  // named in the cost source
   std::string model_name;    // checked against the profile's
+  // Peak memory each GPU may use; 0: the hardware's usable memory.
+  std::int64_t memory_cap_bytes = 0;
 };
 
 struct MemoryBreakdown {
@@ -62,6 +65,10 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
 
 // The links between pipeline ranks: the hardware's, or a profile's fit.
 sim::Topology setup_topology(const models::HardwareConfig& hardware, const PipelineSetup& setup);
+
+// Refuses shapes whose costs are not modelled (ZeRO-2 and ZeRO-3, whose
+// communication is missing), so that no saving is reported for free.
+void check_modelled(const models::TrainingShape& shape);
 
 // Generates the schedule, costs the split (Megatron's even split unless
 // given) from the time model or the setup's profile, and simulates. Throws

@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <thread>
 
 #include "common/error.h"
+#include "common/parallel.h"
 #include "planner/candidate_evaluator.h"
 #include "planner/plan_replay.h"
 #include "planner/search_space.h"
@@ -63,20 +62,10 @@ void recost_with_engine(std::vector<PlanCandidate>& candidates, const PlanReques
 std::vector<GroupResult> run_groups(const PlanRequest& request, const std::vector<SearchGroup>& groups,
                                     double cap) {
   std::vector<GroupResult> results(groups.size());
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    CandidateEvaluator evaluator(request, cap);
-    for (std::size_t index = next++; index < groups.size(); index = next++) {
-      evaluator.evaluate_group(groups[index], results[index].feasible, results[index].tally);
-    }
-  };
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads =
-      std::min<std::size_t>(groups.size(), request.threads > 0 ? static_cast<std::size_t>(request.threads) : cores);
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& thread : pool) thread.join();
+  const CandidateEvaluator evaluator(request, cap);
+  parallel_for(groups.size(), request.threads, [&](std::size_t index) {
+    evaluator.evaluate_group(groups[index], results[index].feasible, results[index].tally);
+  });
   return results;
 }
 

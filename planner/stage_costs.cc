@@ -14,16 +14,18 @@ namespace {
 std::int64_t to_bytes(double bytes) { return static_cast<std::int64_t>(std::llround(bytes)); }
 
 // Sums the layers of one stage into the simulator's per-micro-batch cost.
-sim::StageCost stage_cost(const LayerTable& table, int i, int j) {
+// A schedule whose one micro-batch carries several (naive: the whole batch)
+// costs that many, in time and in bytes.
+sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
   sim::StageCost cost;
-  cost.forward_s = table.forward_s(i, j);
-  cost.backward_input_s = table.backward_input_s(i, j);
-  cost.backward_weight_s = table.backward_weight_s(i, j);
-  cost.activation_bytes = to_bytes(table.activation_bytes(i, j));
-  cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j));
-  cost.logits_bytes = to_bytes(table.logits_bytes(i, j));
+  cost.forward_s = table.forward_s(i, j) * scale;
+  cost.backward_input_s = table.backward_input_s(i, j) * scale;
+  cost.backward_weight_s = table.backward_weight_s(i, j) * scale;
+  cost.activation_bytes = to_bytes(table.activation_bytes(i, j) * scale);
+  cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j) * scale);
+  cost.logits_bytes = to_bytes(table.logits_bytes(i, j) * scale);
   // The boundary carries the output of the layer before it.
-  cost.send_bytes = to_bytes(table.boundary_bytes(j));
+  cost.send_bytes = to_bytes(table.boundary_bytes(j) * scale);
   return cost;
 }
 
@@ -56,12 +58,12 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
   std::vector<double> working(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
     const int i = split.first_layer(stage), j = split.end_layer(stage);
-    result.costs.stages.push_back(stage_cost(table, i, j));
+    result.costs.stages.push_back(stage_cost(table, i, j, schedule.microbatch_scale));
     const auto rank = static_cast<std::size_t>(schedule.rank_of(stage));
     StaticMemory& memory = result.static_memory[rank];
     memory.params += to_bytes(table.params(i, j));
     memory.buffers += 2 * result.costs.stages.back().send_bytes;
-    working[rank] = std::max(working[rank], table.working_bytes(i, j));
+    working[rank] = std::max(working[rank], table.working_bytes(i, j) * schedule.microbatch_scale);
   }
   for (std::size_t rank = 0; rank < result.static_memory.size(); ++rank) {
     StaticMemory& memory = result.static_memory[rank];

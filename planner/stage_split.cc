@@ -89,8 +89,12 @@ StageSplit even_split(int transformer_layers, int stages) {
 
 StageSplit split_from_counts(const std::vector<int>& blocks_per_stage, int transformer_layers) {
   if (blocks_per_stage.empty()) throw InputError("--layers needs one count per stage");
-  for (int count : blocks_per_stage) {
-    if (count < 0) throw InputError(fmt::format("--layers: counts must be >= 0 (got {})", count));
+  for (std::size_t stage = 0; stage < blocks_per_stage.size(); ++stage) {
+    if (blocks_per_stage[stage] < 1) {
+      throw InputError(fmt::format("--layers: stage {} holds {} transformer layers; give every stage at least one "
+                                   "(a --layout can put the embedding or the output layer alone on a stage)",
+                                   stage, blocks_per_stage[stage]));
+    }
   }
   const int total = std::accumulate(blocks_per_stage.begin(), blocks_per_stage.end(), 0);
   if (total != transformer_layers) {
@@ -142,6 +146,9 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
   }
   if (static_cast<int>(boundaries.size()) - 1 != stages) {
     bad_layout(layout, fmt::format("it has {} stages but the pipeline has {} (p x v)", boundaries.size() - 1, stages));
+  }
+  for (std::size_t stage = 0; stage + 1 < boundaries.size(); ++stage) {
+    if (boundaries[stage] == boundaries[stage + 1]) bad_layout(layout, fmt::format("stage {} holds no layer", stage));
   }
   return StageSplit(std::move(boundaries));
 }

@@ -1,7 +1,8 @@
 // Which layers each pipeline stage holds. Layers are numbered as
 // models::ModelLayers lists them: 0 the embedding, 1..L the transformer
 // blocks, L + 1 the output layer. Stages (p x v of them, in model order) hold
-// contiguous runs; a stage may hold none.
+// contiguous runs; splits read from users and made by the planner give every
+// stage at least one layer (a block, unless a layout says otherwise).
 #pragma once
 
 #include <string>
@@ -35,7 +36,8 @@ class StageSplit {
 // embedding on the first stage, the output layer on the last.
 StageSplit even_split(int transformer_layers, int stages);
 
-// Blocks per stage ("--layers 18,22,22,18"); they must sum to the model's.
+// Blocks per stage ("--layers 18,22,22,18"), each at least one; they must
+// sum to the model's.
 StageSplit split_from_counts(const std::vector<int>& blocks_per_stage, int transformer_layers);
 
 // Megatron's pipeline_model_parallel_layout ("Et*3|(tt|)*29,m|L"): stages

@@ -4,6 +4,7 @@
 // replays them.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,14 @@ struct Schedule {
   // How many of the user's micro-batches one schedule micro-batch carries.
   // 1 except for the naive schedule, which runs the whole batch as one.
   double microbatch_scale = 1.0;
+  // Idle cells a PyTorch compute-only CSV had before each action, per rank
+  // (idle_slots[rank][i] before action i, the last entry after the last
+  // action); empty when none were read. Only PyTorch's lowering reads
+  // them: there an idle cell takes a round.
+  std::vector<std::vector<int>> idle_slots;
+  // UNSHARD, RESHARD and REDUCE_GRAD cells read from a CSV and dropped:
+  // FSDP and per-stage gradient reduction cost nothing here.
+  std::size_t dropped_runtime_actions = 0;
 
   int virtual_stages() const { return ranks > 0 ? stages / ranks : 0; }
   int rank_of(int stage) const { return stage_to_rank[static_cast<std::size_t>(stage)]; }

@@ -1,6 +1,7 @@
 #include "sim/schedule_csv.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -69,7 +70,9 @@ class CsvReader {
     schedule_.name = "csv:" + std::filesystem::path(source_).filename().string();
     schedule_.ranks = static_cast<int>(lines.size());
     schedule_.actions.resize(lines.size());
+    idle_slots_.resize(lines.size());
     for (std::size_t row = 0; row < lines.size(); ++row) read_row(static_cast<int>(row), lines[row]);
+    keep_idle_slots();
     if (!legacy_ && backward_is_split_legacy_style()) relabel_legacy_backwards();
     infer_shape();
     return std::move(schedule_);
@@ -89,15 +92,35 @@ class CsvReader {
   }
 
   void read_row(int rank, const std::string& line) {
+    std::vector<int>& idle = idle_slots_[static_cast<std::size_t>(rank)];
+    idle.assign(1, 0);
     for (const Cell& cell : split_line(line)) {
       const std::string text = trim(cell.text);
-      if (text.empty()) continue;  // an idle slot
+      if (text.empty()) {  // an idle slot
+        ++idle.back();
+        continue;
+      }
       try {
+        const std::size_t before = schedule_.actions[static_cast<std::size_t>(rank)].size();
         read_cell(rank, text);
+        const std::size_t added = schedule_.actions[static_cast<std::size_t>(rank)].size() - before;
+        for (std::size_t k = 0; k < added; ++k) idle.push_back(0);
       } catch (const ParseError&) {
         throw;
       } catch (const InputError& error) {
         throw ParseError(source_, rank + 1, cell.column, error.what());
+      }
+    }
+  }
+
+  // Keeps the idle cells only when there are any.
+  void keep_idle_slots() {
+    for (const auto& idle : idle_slots_) {
+      for (int count : idle) {
+        if (count > 0) {
+          schedule_.idle_slots = std::move(idle_slots_);
+          return;
+        }
       }
     }
   }
@@ -108,12 +131,9 @@ class CsvReader {
       read_overlap_pair(text, actions);
       return;
     }
-    for (std::string_view unsupported : {"UNSHARD", "RESHARD", "REDUCE_GRAD"}) {
-      if (text.find(unsupported) != std::string::npos) {
-        throw InputError(fmt::format("'{}' is an FSDP action pipeplan does not model; export the schedule in "
-                                     "PyTorch's compute_only format or delete these cells",
-                                     text));
-      }
+    if (is_runtime_action(text)) {
+      ++schedule_.dropped_runtime_actions;
+      return;
     }
     actions.push_back(parse_cell(text));
   }
@@ -218,9 +238,24 @@ class CsvReader {
     }
   }
 
+  // "1UNSHARD", "0RESHARD", "0REDUCE_GRAD", "2REDUCE_GRAD3": what PyTorch's
+  // runtime adds for FSDP (unshard, reshard) and for each stage's gradient
+  // reduction after its last backward.
+  static bool is_runtime_action(std::string_view text) {
+    const auto kind = text.find_first_not_of("0123456789");
+    if (kind == 0 || kind == std::string_view::npos) return false;
+    for (std::string_view name : {"UNSHARD", "RESHARD", "REDUCE_GRAD"}) {
+      if (text.substr(kind, name.size()) != name) continue;
+      const std::string_view rest = text.substr(kind + name.size());
+      if (rest.find_first_not_of("0123456789") == std::string_view::npos) return true;
+    }
+    return false;
+  }
+
   std::string source_;
   bool legacy_ = false;
   Schedule schedule_;
+  std::vector<std::vector<int>> idle_slots_;
 };
 
 }  // namespace
@@ -237,17 +272,23 @@ Schedule read_schedule_csv_file(const std::string& path) {
 
 std::string write_schedule_csv(const Schedule& schedule) {
   std::string csv;
-  for (const auto& actions : schedule.actions) {
+  for (std::size_t rank = 0; rank < schedule.actions.size(); ++rank) {
+    const auto& actions = schedule.actions[rank];
+    std::vector<std::string> cells;
     for (std::size_t i = 0; i < actions.size(); ++i) {
-      if (i > 0) csv += ',';
+      const int idle = schedule.idle_slots.empty() ? 0 : schedule.idle_slots[rank][i];
+      cells.insert(cells.end(), static_cast<std::size_t>(idle), "");
       if (actions[i].overlapped && i + 1 < actions.size()) {
-        csv += fmt::format("({};{}){}", to_string(actions[i]), to_string(actions[i + 1]), kOverlapSuffix);
+        cells.push_back(fmt::format("({};{}){}", to_string(actions[i]), to_string(actions[i + 1]), kOverlapSuffix));
         ++i;
       } else {
-        csv += to_string(actions[i]);
+        cells.push_back(to_string(actions[i]));
       }
     }
-    csv += '\n';
+    if (!schedule.idle_slots.empty()) {
+      cells.insert(cells.end(), static_cast<std::size_t>(schedule.idle_slots[rank].back()), "");
+    }
+    csv += fmt::format("{}\n", fmt::join(cells, ","));
   }
   return csv;
 }

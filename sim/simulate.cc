@@ -77,6 +77,13 @@ void fill_rank_reports(const Schedule& schedule, const PipelineCosts& costs, con
       report.ideal_s > 0 ? std::max(0.0, (report.cost_s - report.ideal_s) / report.ideal_s) : 0.0;
 }
 
+// Overlapped pairs run as their two halves, each waiting for its own input.
+void unpair(Schedule& schedule) {
+  for (auto& actions : schedule.actions) {
+    for (Action& action : actions) action.overlapped = false;
+  }
+}
+
 }  // namespace
 
 SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
@@ -102,7 +109,9 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   if (options.record_timeline) observers.push_back(&recorder);
   if (options.uncontended_links) {
     if (!options.overlap_comm) throw InputError("the uncontended replay assumes communication overlaps compute");
-    const EngineResult result = replay_uncontended(schedule, costs, topology, observers);
+    std::optional<Schedule> unpaired;
+    if (!options.pair_overlapped) unpair(unpaired.emplace(schedule));
+    const EngineResult result = replay_uncontended(unpaired ? *unpaired : schedule, costs, topology, observers);
     report.compute_actions = report.actions = schedule.compute_action_count();
     report.makespan_s = report.critical_path_s = result.makespan_s;
     fill_rank_reports(schedule, costs, usage, memory, report);
@@ -112,8 +121,9 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   // Under overlap, the compute-only graph (a cross-rank input is an edge
   // weighted by its transfer) has the lowered graph's critical path with
   // less than half the vertices; blocking SENDs need the lowered form.
-  const bool path_on_compute_form = options.overlap_comm && !schedule.has_comm();
-  std::optional<Schedule> lowered(lower_communication(schedule));
+  const bool path_on_compute_form = options.overlap_comm && !schedule.has_comm() && options.pair_overlapped;
+  std::optional<Schedule> lowered(lower_communication(schedule, options.recv_placement));
+  if (!options.pair_overlapped) unpair(*lowered);
   report.compute_actions = lowered->compute_action_count();
   report.actions = lowered->action_count();
   const EngineResult result = run_engine(*lowered, costs, topology, {options.overlap_comm}, observers);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/costs.h"
+#include "sim/lowering.h"
 #include "sim/schedule.h"
 #include "sim/timeline.h"
 #include "sim/topology.h"
@@ -25,6 +26,14 @@ struct SimulationOptions {
   // searches. Needs overlap_comm; reports no transfers or critical path
   // segments (the critical path equals the makespan).
   bool uncontended_links = false;
+  // Where the lowering puts each RECV. Only blocking communication
+  // (overlap_comm false) waits at a RECV; with overlap the wait is at the
+  // compute that needs the data, wherever the RECV sits.
+  RecvPlacement recv_placement = RecvPlacement::kBeforeUse;
+  // An overlapped F&B pair (DualPipeV, OVERLAP_F_B) starts as one unit once
+  // both inputs are there; false runs its halves one after the other, each
+  // waiting for its own input, as PyTorch's default runtime does.
+  bool pair_overlapped = true;
 };
 
 struct RankReport {
@@ -74,6 +83,10 @@ struct SimulationReport {
   int links = 0;
   std::vector<RankReport> ranks_detail;
   std::optional<Timeline> timeline;
+
+  // The memory each rank may use (sim/memory_fit.h); 0: none was given.
+  std::int64_t memory_limit_bytes = 0;
+  std::string memory_limit_source;  // "usable memory of h100-sxm", "--memory-cap"
 };
 
 // `schedule` may be compute-only (it is lowered here) or lowered.

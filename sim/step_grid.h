@@ -1,6 +1,8 @@
-// The unit-step view of a schedule, as PyTorch prints it: each action takes
-// one step and runs as soon as what it needs ran in an earlier step. Used to
-// draw the rank-by-step grid of a schedule and to show where one deadlocks.
+// The unit-step view of a schedule: each action takes one step and runs as
+// soon as what it needs ran in an earlier step (its earliest start on the
+// dependency graph with unit weights). Used to draw the rank-by-step grid of
+// a schedule and to show where one deadlocks. PyTorch's own step count,
+// which walks ranks in order within a step, is sim/pytorch_steps.h.
 #pragma once
 
 #include <cstdint>

@@ -5,10 +5,10 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
-#include <thread>
 
 #include "cli/in_process.h"
 #include "common/error.h"
+#include "common/parallel.h"
 #include "study/metric_path.h"
 #include "study/point_command.h"
 
@@ -43,24 +43,16 @@ std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& op
     outcome.point = std::move(point);
     outcomes.push_back(std::move(outcome));
   }
-  std::atomic<std::size_t> next{0}, done{0};
+  std::atomic<std::size_t> done{0};
   std::mutex progress_mutex;
-  auto worker = [&] {
-    for (std::size_t index = next++; index < outcomes.size(); index = next++) {
-      run_point(study, outcomes[index]);
-      const std::size_t finished = ++done;
-      if (options.progress) {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(finished, outcomes.size());
-      }
+  parallel_for(outcomes.size(), options.jobs, [&](std::size_t index) {
+    run_point(study, outcomes[index]);
+    const std::size_t finished = ++done;
+    if (options.progress) {
+      const std::lock_guard<std::mutex> lock(progress_mutex);
+      options.progress(finished, outcomes.size());
     }
-  };
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t jobs = std::min<std::size_t>(outcomes.size(), options.jobs > 0 ? static_cast<std::size_t>(options.jobs) : cores);
-  std::vector<std::thread> pool;
-  for (std::size_t j = 1; j < jobs; ++j) pool.emplace_back(worker);
-  worker();
-  for (std::thread& thread : pool) thread.join();
+  });
   return outcomes;
 }
 

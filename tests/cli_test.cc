@@ -149,7 +149,7 @@ TEST(Cli, BadModelInputIsOneLineAndExitCodeTwo) {
   expect_refused("simulate --model llama3-8b --hardware h100-sxm --pp 4 --layers 8,8,8,9", "sums to 33");
   expect_refused("simulate --model llama3-8b --hardware h100-sxm --pp 3", "divisible");
   expect_refused("simulate --model llama3-8b --hardware h100-sxm --recompute some", "--recompute");
-  expect_refused("simulate --model llama3-8b --hardware h100-sxm --tf 3", "cannot be combined with --model");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --tf 3", "--tf has no effect with --model");
   expect_refused("model show nope", "llama3-70b");
 }
 

@@ -39,7 +39,7 @@ SingleRankRun single_rank(const std::string& schedule, int microbatches) {
   SingleRankRun run;
   run.shape.micro_batch_size = 2;
   run.shape.seq_len = 16;
-  run.lowered = sim::lower_communication(sim::generate_schedule(schedule, {1, microbatches, 0, 0}));
+  run.lowered = sim::lower_communication(sim::generate_schedule(schedule, {1, microbatches, 0, 0}), sim::RecvPlacement::kBeforeUse);
   run.split = planner::even_split(run.model.layers, run.lowered.stages);
   return run;
 }

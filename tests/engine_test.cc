@@ -38,6 +38,19 @@ TEST(Engine, BlockingCommunicationHoldsTheStream) {
   const SimulationReport report = simulate_uniform("1F1B", 2, 2, 0, {1, 2, 0, 0.5}, options);
   EXPECT_DOUBLE_EQ(report.makespan_s, 10.5);
   EXPECT_DOUBLE_EQ(report.critical_path_s, 10.5);
+  // PyTorch's placement posts rank 1's RECV_F1 right after 1F0, so the
+  // blocking receive holds it until 1F1's input lands at 3 (not 2.5): B0
+  // [3,5], send [5,5.5], F1 [5.5,6.5], B1 [6.5,8.5], send [8.5,9]; rank 0's
+  // B0 [5.5,7.5] and B1 after the last send [9,11].
+  options.recv_placement = RecvPlacement::kPyTorch;
+  const SimulationReport early = simulate_uniform("1F1B", 2, 2, 0, {1, 2, 0, 0.5}, options);
+  EXPECT_DOUBLE_EQ(early.makespan_s, 11);
+  EXPECT_DOUBLE_EQ(early.critical_path_s, 11);
+  // With overlap, a RECV's place makes no difference.
+  options.overlap_comm = true;
+  const double overlapped = simulate_uniform("1F1B", 2, 2, 0, {1, 2, 0, 0.5}, options).makespan_s;
+  options.recv_placement = RecvPlacement::kBeforeUse;
+  EXPECT_DOUBLE_EQ(simulate_uniform("1F1B", 2, 2, 0, {1, 2, 0, 0.5}, options).makespan_s, overlapped);
 }
 
 TEST(Engine, ALinkCarriesOneTransferAtATime) {
@@ -78,7 +91,7 @@ TEST(Engine, RanksOnDifferentNodesShareTheNodeLinks) {
 
 TEST(Engine, StallsAreReportedNotHung) {
   // A lowered schedule missing the SEND its peer waits for (unvalidated).
-  Schedule lowered = lower_communication(generate_schedule("GPipe", {2, 1, 1, 0}));
+  Schedule lowered = lower_communication(generate_schedule("GPipe", {2, 1, 1, 0}), RecvPlacement::kBeforeUse);
   auto& rank0 = lowered.actions[0];
   rank0.erase(std::find(rank0.begin(), rank0.end(), Action{0, 0, OpKind::kSendForward}));
   RankCosts costs;

@@ -28,7 +28,9 @@ double sum(const std::vector<double>& values, int i, int j) {
   return total;
 }
 
-// Min over all splits of the max stage cost, over those that fit; infinity if none.
+// Min over all splits of the max stage cost, over those that fit; infinity
+// if none. Layers 0 and n - 1 are the embedding and the output layer: with
+// more than one stage, neither makes a stage alone.
 double brute_force(int n, int stages, const std::function<double(int, int, int)>& cost,
                    const std::function<bool(int, int, int)>& fits) {
   double best = std::numeric_limits<double>::infinity();
@@ -44,6 +46,8 @@ double brute_force(int n, int stages, const std::function<double(int, int, int)>
     const int earliest_end = stage + 1 == stages ? n : start + 1;
     for (int end = earliest_end; end <= latest_end; ++end) {
       if (!fits(stage, start, end)) continue;
+      const bool edge_alone = stages > 1 && ((start == 0 && end == 1) || (start == n - 1 && end == n));
+      if (edge_alone) continue;
       cut[static_cast<std::size_t>(stage) + 1] = end;
       place(stage + 1, std::max(worst, cost(stage, start, end)));
     }
@@ -74,7 +78,7 @@ TEST(Partitioner, TimeMatchesBruteForce) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
     const int n = 3 + trial % 10;
-    const int stages = 1 + trial % std::min(n, 5);
+    const int stages = 1 + trial % std::min(n - 2, 5);
     const Instance instance = random_instance(rng, n, stages);
     auto time = [&](int i, int j) { return sum(instance.time, i, j); };
     PartitionProblem problem{n, stages, [&](int, int i, int j) { return time(i, j); }, {}};
@@ -91,7 +95,7 @@ TEST(Partitioner, MemoryAwareIsNeverWorseThanBruteForceAndNeverOverTheCap) {
   int infeasible = 0;
   for (int trial = 0; trial < 400; ++trial) {
     const int n = 3 + trial % 10;
-    const int stages = 1 + trial % std::min(n, 5);
+    const int stages = 1 + trial % std::min(n - 2, 5);
     const Instance instance = random_instance(rng, n, stages);
     auto memory = [&](int stage, int i, int j) {
       return sum(instance.fixed, i, j) + instance.flight[static_cast<std::size_t>(stage)] * sum(instance.bytes, i, j);
@@ -123,6 +127,18 @@ TEST(Partitioner, MemoryAwareIsNeverWorseThanBruteForceAndNeverOverTheCap) {
   }
   EXPECT_GT(infeasible, 0);  // the caps reach below what fits
   EXPECT_LT(infeasible, 400);
+}
+
+TEST(Partitioner, NoStageHoldsOnlyTheEmbeddingOrTheOutputLayer) {
+  // 4 blocks over 4 stages, the edges almost free: without the rule the
+  // fastest split would give the embedding and the output layer a stage each.
+  const std::vector<double> time{0.01, 1, 1, 1, 1, 0.01};
+  PartitionProblem problem{6, 4, [&](int, int i, int j) { return sum(time, i, j); }, {}};
+  const auto split = min_max_partition(problem);
+  ASSERT_TRUE(split.has_value());
+  EXPECT_EQ(split->transformer_layer_counts(), (std::vector<int>{1, 1, 1, 1}));
+  problem.stages = 5;  // more stages than blocks
+  EXPECT_FALSE(min_max_partition(problem).has_value());
 }
 
 TEST(Partitioner, UniformSplitsAsEvenlyAsCountsAllow) {

@@ -33,7 +33,7 @@ TEST(ScheduleCsv, RoundTripsEveryGeneratedScheduleBothForms) {
   for (const ScheduleFamily& family : schedule_families()) {
     const Schedule schedule = generate_schedule(family.name, {4, 8, 0, 0});
     expect_same(read_text(write_schedule_csv(schedule)), schedule);
-    const Schedule lowered = lower_communication(schedule);
+    const Schedule lowered = lower_communication(schedule, RecvPlacement::kBeforeUse);
     expect_same(read_text(write_schedule_csv(lowered)), lowered);
   }
 }
@@ -92,7 +92,7 @@ TEST(ScheduleCsv, BadCellsNameLineAndColumn) {
   EXPECT_THROW(read_text(""), ParseError);
   EXPECT_THROW(read_text("0F0,0B0\n0F1,0B1\n"), ParseError);        // stage 0 on two ranks
   EXPECT_THROW(read_text("0F0,0B0,2F0,2B0\n1F0,1B0\n"), ParseError);  // uneven stages per rank
-  EXPECT_THROW(read_text("0F0,0UNSHARD\n"), ParseError);
+  EXPECT_THROW(read_text("0F0,0UNSHARDX,0B0\n"), ParseError);
   EXPECT_THROW(read_text("(0F0)OVERLAP_F_B\n"), ParseError);
 }
 

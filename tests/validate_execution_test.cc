@@ -42,7 +42,7 @@ PipelineRun make_run(const std::string& schedule, int ranks, int microbatches, i
   setup.shape.seq_len = 16;
   const sim::Schedule generated = sim::generate_schedule(schedule, {ranks, microbatches, virtual_stages, 0});
   setup.shape.micro_batch_size *= static_cast<int>(generated.microbatch_scale);
-  setup.lowered = sim::lower_communication(generated);
+  setup.lowered = sim::lower_communication(generated, sim::RecvPlacement::kBeforeUse);
   // tiny has 4 blocks: one per stage at 4 stages, two at 2.
   setup.split = planner::even_split(setup.model.layers, generated.stages);
   return setup;
@@ -185,7 +185,7 @@ TEST(PointToPoint, EveryScheduleFamilyPairsItsLinksInOrder) {
           sim::Schedule lowered;
           try {
             lowered =
-                sim::lower_communication(sim::generate_schedule(family.name, {ranks, microbatches, virtual_stages, 0}));
+                sim::lower_communication(sim::generate_schedule(family.name, {ranks, microbatches, virtual_stages, 0}), sim::RecvPlacement::kBeforeUse);
           } catch (const InputError&) {
             continue;  // a shape this family does not take
           }
@@ -218,7 +218,7 @@ TEST(PointToPoint, LinksAreEveryBoundaryAcrossRanksBothWays) {
 TEST(PointToPoint, SetupRoundsJoinDisjointPairsOfRanks) {
   for (const char* schedule : {"1F1B", "Interleaved1F1B", "ZBV"}) {
     const std::vector<P2pLink> links =
-        p2p_links(sim::lower_communication(sim::generate_schedule(schedule, {4, 8, 0, 0})));
+        p2p_links(sim::lower_communication(sim::generate_schedule(schedule, {4, 8, 0, 0}), sim::RecvPlacement::kBeforeUse));
     std::map<int, std::set<int>> busy;  // round -> ranks
     std::map<int, int> degree;          // rank -> links
     int last_round = 0;

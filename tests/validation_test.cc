@@ -51,7 +51,7 @@ TEST(Validation, HandMadeDeadlockIsRejectedWithMarkedGrid) {
 TEST(Validation, LoweredDeadlockMarksTheBlockedReceives) {
   const Schedule schedule = read_schedule_csv_file(std::string(PIPEPLAN_TEST_DATA_DIR) + "/deadlock_2rank.csv");
   try {
-    validate_schedule(lower_communication(schedule));
+    validate_schedule(lower_communication(schedule, RecvPlacement::kBeforeUse));
     FAIL() << "no deadlock found";
   } catch (const ScheduleError& error) {
     EXPECT_NE(error.detail().find("[0RECV_B0]"), std::string::npos) << error.detail();
@@ -82,12 +82,12 @@ TEST(Validation, ReportsMisplacedStageAndRanges) {
 }
 
 TEST(Validation, ReportsMissingOrMisplacedCommunication) {
-  Schedule lowered = lower_communication(generate_schedule("1F1B", {2, 2, 1, 0}));
+  Schedule lowered = lower_communication(generate_schedule("1F1B", {2, 2, 1, 0}), RecvPlacement::kBeforeUse);
   auto& rank1 = lowered.actions[1];
   rank1.erase(rank1.begin());  // drop 1RECV_F0
   EXPECT_THROW(validate_schedule(lowered), ScheduleError);
 
-  Schedule late_recv = lower_communication(generate_schedule("1F1B", {2, 2, 1, 0}));
+  Schedule late_recv = lower_communication(generate_schedule("1F1B", {2, 2, 1, 0}), RecvPlacement::kBeforeUse);
   std::swap(late_recv.actions[1][0], late_recv.actions[1][1]);  // 1F0 before 1RECV_F0
   try {
     validate_schedule(late_recv);
@@ -99,8 +99,10 @@ TEST(Validation, ReportsMissingOrMisplacedCommunication) {
 
 TEST(Validation, AcceptsEveryGeneratedSchedule) {
   for (const ScheduleFamily& family : schedule_families()) {
-    EXPECT_NO_THROW(validate_schedule(lower_communication(generate_schedule(family.name, {4, 8, 0, 0}))))
-        << family.name;
+    for (RecvPlacement placement : {RecvPlacement::kBeforeUse, RecvPlacement::kPyTorch}) {
+      EXPECT_NO_THROW(validate_schedule(lower_communication(generate_schedule(family.name, {4, 8, 0, 0}), placement)))
+          << family.name;
+    }
   }
 }
 

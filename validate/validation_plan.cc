@@ -41,7 +41,7 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
   const double scale = schedule.microbatch_scale;
   if (scale != std::round(scale)) throw InputError("the schedule's micro-batch scale is not a whole number");
   plan.shape.micro_batch_size *= static_cast<int>(scale);
-  plan.lowered = sim::lower_communication(schedule);
+  plan.lowered = sim::lower_communication(schedule, sim::RecvPlacement::kBeforeUse);
   const models::ModelLayers layers =
       models::expand_layers(plan.model, planner::candidate_shape(candidate, plan.file.seq_len));
   plan.split = plan.file.layout.empty()

@@ -19,8 +19,11 @@ namespace {
 
 // Megatron takes the group size in [p, m]. Every group, the last (which
 // takes what remains) included, needs at least p micro-batches or the
-// order deadlocks; with the default g = p that is m % p == 0.
+// order deadlocks; with the default g = p that is m % p == 0. With fewer
+// micro-batches than ranks, all of them form one group, as PyTorch's
+// ScheduleInterleaved1F1B runs them (one round of m micro-batches).
 void check_groups(int p, int m, int group, bool default_group) {
+  if (group == m && m < p) return;
   if (default_group && m % p != 0) {
     throw InputError(fmt::format(
         "Interleaved1F1B needs --microbatches divisible by --stages ({} % {} != 0): use m = {} or {}, "
@@ -28,7 +31,8 @@ void check_groups(int p, int m, int group, bool default_group) {
         m, p, std::max(p, m / p * p), (m / p + 1) * p));
   }
   if (group < p || group > m) {
-    throw InputError(fmt::format("--microbatch-group-size {} must lie in [p, m] = [{}, {}]", group, p, m));
+    throw InputError(fmt::format("--microbatch-group-size {} must lie in [p, m] = [{}, {}], or equal m when m < p",
+                                 group, p, m));
   }
   const int last = m % group == 0 ? group : m % group;
   if (last < p) {
@@ -46,7 +50,7 @@ Schedule generate_interleaved_1f1b(const PipelineShape& shape) {
   const int m = shape.microbatches;
   const int v = shape.virtual_stages;
   const bool default_group = shape.microbatch_group_size == 0;
-  const int group = default_group ? p : shape.microbatch_group_size;
+  const int group = default_group ? std::min(p, m) : shape.microbatch_group_size;
   if (v > 1) check_groups(p, m, group, default_group);
   Schedule schedule = make_schedule("Interleaved1F1B", shape, StagePlacement::kLoop);
   for (int rank = 0; rank < p; ++rank) {

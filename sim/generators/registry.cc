@@ -3,18 +3,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 
+#include "common/close_names.h"
 #include "common/error.h"
 #include "sim/generators/generators.h"
 
 namespace pipeplan::sim {
 namespace {
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
+// PyTorch's class names carry a "Schedule" prefix (ScheduleInterleaved1F1B).
+std::string family_key(std::string_view name) {
+  std::string key = name_key(name);
+  constexpr std::string_view kPrefix = "schedule";
+  if (key.size() > kPrefix.size() && key.starts_with(kPrefix)) key.erase(0, kPrefix.size());
+  return key;
 }
 
 }  // namespace
@@ -55,13 +57,20 @@ std::string schedule_names() {
 }
 
 const ScheduleFamily& find_schedule_family(std::string_view name) {
+  const std::string key = family_key(name);
+  std::vector<std::string> spellings, names;
   for (const ScheduleFamily& family : schedule_families()) {
-    if (equals_ignoring_case(name, family.name)) return family;
+    if (key == family_key(family.name)) return family;
+    spellings.emplace_back(family.name);
+    names.emplace_back(family.name);
     for (std::string_view alias : family.aliases) {
-      if (equals_ignoring_case(name, alias)) return family;
+      if (key == family_key(alias)) return family;
+      spellings.emplace_back(alias);
+      names.emplace_back(family.name);
     }
   }
-  throw InputError(fmt::format("unknown schedule '{}'; valid names: {}", name, schedule_names()));
+  throw InputError(fmt::format("unknown schedule '{}'{}; valid names: {}", name, did_you_mean(name, spellings, names),
+                               schedule_names()));
 }
 
 Schedule generate_schedule(std::string_view name, PipelineShape shape) {

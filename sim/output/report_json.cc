@@ -1,5 +1,7 @@
 #include "sim/output/report_json.h"
 
+#include "sim/memory_fit.h"
+
 namespace pipeplan::sim {
 namespace {
 
@@ -23,6 +25,20 @@ nlohmann::ordered_json rank_to_json(const RankReport& rank) {
 }
 
 }  // namespace
+
+void add_memory_fit(nlohmann::ordered_json& json, const SimulationReport& report) {
+  if (report.memory_limit_bytes <= 0) return;
+  json["memory_limit_bytes"] = report.memory_limit_bytes;
+  json["memory_limit_source"] = report.memory_limit_source;
+  json["fits"] = fits_memory(report);
+  nlohmann::ordered_json over = nlohmann::ordered_json::array();
+  for (const RankOverMemory& rank : ranks_over_memory(report)) {
+    over.push_back({{"rank", rank.rank},
+                    {"peak_memory_bytes", rank.peak_memory_bytes},
+                    {"over_by_bytes", rank.over_by_bytes}});
+  }
+  json["over_memory_ranks"] = std::move(over);
+}
 
 nlohmann::ordered_json report_to_json(const SimulationReport& report) {
   nlohmann::ordered_json json = {
@@ -55,6 +71,7 @@ nlohmann::ordered_json report_to_json(const SimulationReport& report) {
                     {"actions", segment.actions}});
   }
   json["critical_path"] = std::move(path);
+  add_memory_fit(json, report);
   return json;
 }
 

@@ -7,6 +7,11 @@
 
 namespace pipeplan::sim {
 
+// With a memory limit, also `memory_limit_bytes`, `memory_limit_source`,
+// `fits` and `over_memory_ranks` (rank, peak_memory_bytes, over_by_bytes).
 nlohmann::ordered_json report_to_json(const SimulationReport& report);
+
+// Sets those four keys in `json` (nothing without a limit).
+void add_memory_fit(nlohmann::ordered_json& json, const SimulationReport& report);
 
 }  // namespace pipeplan::sim

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "sim/memory_fit.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -53,8 +54,16 @@ std::string critical_path_line(const SimulationReport& report) {
 
 }  // namespace
 
+std::string memory_fit_line(const SimulationReport& report) {
+  const std::string overflow = memory_overflow_text(report);
+  if (!overflow.empty()) return fmt::format("  DOES NOT FIT in {}\n", overflow);
+  if (report.memory_limit_bytes <= 0) return "";
+  return fmt::format("  memory                 fits: every rank within {} ({})\n",
+                     format_bytes(report.memory_limit_bytes), report.memory_limit_source);
+}
+
 std::string report_to_text(const SimulationReport& report) {
-  return headline(report) + critical_path_line(report) + rank_table(report);
+  return headline(report) + critical_path_line(report) + rank_table(report) + memory_fit_line(report);
 }
 
 }  // namespace pipeplan::sim
