@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 
+#include "cli/model_options.h"
 #include "cli/output_files.h"
 #include "common/error.h"
 #include "common/units.h"
@@ -17,8 +18,6 @@
 namespace pipeplan::cli {
 namespace {
 
-constexpr int kDefaultSeqCap = 8192;
-
 struct PlanOptions {
   std::string model;
   std::string hardware;
@@ -26,8 +25,11 @@ struct PlanOptions {
   int global_batch = 0;
   int seq = 0;
   std::optional<std::string> memory_cap;
-  std::optional<int> tp, pp, micro_batch_size, virtual_stages;
+  std::optional<int> tp, pp, dp, micro_batch_size, virtual_stages, zero;
   std::optional<std::string> schedule, recompute;
+  bool sequence_parallel = false;
+  const CLI::Option* sequence_parallel_option = nullptr;  // given or not
+  bool allow_long_context = false;
   std::optional<std::string> layers, layout;
   std::optional<std::string> profile;
   std::string partition = "memory";
@@ -54,9 +56,16 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   request.global_batch = options.global_batch;
   if (options.seq < 0) throw InputError("--seq must be >= 1");
   request.seq_len = options.seq > 0 ? options.seq : std::min(request.model.context, kDefaultSeqCap);
+  models::check_sequence_length(request.model, request.seq_len, options.allow_long_context);
   if (options.memory_cap) request.memory_cap_bytes = static_cast<double>(parse_bytes(*options.memory_cap, "--memory-cap"));
   request.tp = options.tp;
   request.pp = options.pp;
+  request.dp = options.dp;
+  if (options.sequence_parallel_option->count() > 0) request.sequence_parallel = options.sequence_parallel;
+  if (options.zero) {
+    if (*options.zero < 0 || *options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", *options.zero));
+    request.zero = static_cast<models::ZeroStage>(*options.zero);
+  }
   request.micro_batch_size = options.micro_batch_size;
   request.virtual_stages = options.virtual_stages;
   request.schedule = options.schedule;
@@ -78,18 +87,35 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   return request;
 }
 
+// What could bring the closest candidate under the cap.
+std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanOptions& options) {
+  std::vector<std::string> advice{"more GPUs"};
+  if (closest == nullptr || closest->recompute != models::Recompute::kFull) {
+    advice.push_back(options.recompute ? "--recompute full instead of --recompute " + *options.recompute
+                                       : "--recompute full");
+  }
+  if (closest == nullptr || closest->micro_batch_size > 1) advice.push_back("a smaller --micro-batch-size");
+  if (options.tp || options.pp) advice.push_back("leaving --tp and --pp to the search");
+  advice.push_back("a shorter --seq");
+  advice.push_back(options.memory_cap ? "a larger --memory-cap" : "a GPU with more memory");
+  std::string text;
+  for (std::size_t i = 0; i < advice.size(); ++i) text += (i == 0 ? "" : i + 1 == advice.size() ? " or " : ", ") + advice[i];
+  return text;
+}
+
 // No plan under the cap: say how close the search came and what would help.
-[[noreturn]] void report_infeasible(const planner::PlanSearchResult& search) {
+[[noreturn]] void report_infeasible(const planner::PlanSearchResult& search, const PlanOptions& options) {
   std::string closest = "no candidate could be costed";
-  if (search.lowest_peak) {
-    const planner::PlanCandidate& c = *search.lowest_peak;
+  const planner::PlanCandidate* lowest = search.lowest_peak ? &*search.lowest_peak : nullptr;
+  if (lowest != nullptr) {
+    const planner::PlanCandidate& c = *lowest;
     closest = fmt::format("the smallest peak found is {} (t={} p={} d={}, micro-batch {}, {}, recompute {})",
                           format_bytes(c.max_peak_bytes), c.tp, c.pp, c.dp, c.micro_batch_size, c.schedule,
                           models::recompute_name(c.recompute));
   }
-  throw InputError(fmt::format("no plan fits the memory cap of {}: {}; use more GPUs, --recompute full, a smaller "
-                               "--micro-batch-size, a shorter --seq or a larger --memory-cap",
-                               format_bytes(static_cast<std::int64_t>(search.memory_cap_bytes)), closest));
+  throw InputError(fmt::format("no plan fits the memory cap of {}: {}; try {}",
+                               format_bytes(static_cast<std::int64_t>(search.memory_cap_bytes)), closest,
+                               infeasible_advice(lowest, options)));
 }
 
 CommandOutput run_plan(const PlanOptions& options) {
@@ -101,12 +127,13 @@ CommandOutput run_plan(const PlanOptions& options) {
   report.global_batch = request.global_batch;
   report.seq_len = request.seq_len;
   report.search = planner::search_plans(request, std::max<std::size_t>(1, options.top));
-  if (report.search.ranked.empty()) report_infeasible(report.search);
+  if (report.search.ranked.empty()) report_infeasible(report.search, options);
   report.best_plan = report.search.ranked.front();
   planner::PlanFile file{options.model,  options.hardware, request.global_batch, request.seq_len, report.best_plan,
                          "",             request.profile_file};
   report.best = planner::replay_plan(file, request.model, request.hardware, {},
-                                     request.profile ? &*request.profile : nullptr);
+                                     request.profile ? &*request.profile : nullptr,
+                                     static_cast<std::int64_t>(report.search.memory_cap_bytes));
   planner::fill_even_split(report, request);
   if (options.out) {
     planner::take_figures(report.best, file.plan);
@@ -130,10 +157,17 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
       ->required();
   command->add_option("--seq", options->seq, "Sequence length; 0 = the model's context, at most 8192")
       ->capture_default_str();
+  command->add_flag("--allow-long-context", options->allow_long_context, kAllowLongContextHelp);
   command->add_option("--memory-cap", options->memory_cap,
                       "Peak memory per GPU allowed, e.g. 80GiB [default: the GPU's usable memory]");
   command->add_option("--tp", options->tp, "Fix the tensor-parallel size");
   command->add_option("--pp", options->pp, "Fix the pipeline-parallel size");
+  command->add_option("--dp", options->dp, "Fix the data-parallel size (replicas)");
+  options->sequence_parallel_option =
+      command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,
+                        "Sequence parallelism with t > 1 [default: on, Megatron's advice]");
+  command->add_option("--zero", options->zero,
+                      "Optimizer sharding over d: 0 none, 1 the distributed optimizer [default: 1 with d > 1]");
   command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
   command->add_option("--schedule", options->schedule, "Fix the schedule");
   command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");

@@ -14,9 +14,6 @@
 #include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
-namespace {
-
-constexpr const char* kOutOfMemory = "out of memory";
 
 // What all candidates of a group and recomputation share.
 struct LayerContext {
@@ -35,6 +32,10 @@ struct ScheduleContext {
   std::vector<std::vector<std::pair<int, int>>> peak_points;
 };
 
+namespace {
+
+constexpr const char* kOutOfMemory = "out of memory";
+
 std::vector<LayerContext> layer_contexts(const PlanRequest& request, const SearchGroup& group,
                                          const std::vector<models::Recompute>& recomputes) {
   std::vector<LayerContext> contexts;
@@ -44,9 +45,11 @@ std::vector<LayerContext> layer_contexts(const PlanRequest& request, const Searc
     shape.seq_len = request.seq_len;
     shape.tp = group.tp;
     shape.dp = group.dp;
-    shape.sequence_parallel = group.tp > 1;  // Megatron's advice with tensor parallelism
+    // Megatron's advice: sequence parallelism with tensor parallelism, the
+    // distributed optimizer with data parallelism.
+    shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
     shape.recompute = recompute;
-    shape.zero = group.dp > 1 ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
+    shape.zero = group.dp > 1 ? request.zero.value_or(models::ZeroStage::kOptimizer) : models::ZeroStage::kNone;
     models::ModelLayers layers = models::expand_layers(request.model, shape);
     std::optional<ProfiledCosts> profiled;
     if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
@@ -92,6 +95,37 @@ std::optional<StageSplit> time_split(const LayerContext& layers, int stages, Tim
   return split;
 }
 
+// The largest stage memory (weights, state, buffers and the activations at
+// the stage's peaks) of layers [i, j) on `stage`; exact for one chunk per rank.
+double stage_memory(const LayerContext& layers, const ScheduleContext& context, int stage, int i, int j) {
+  const LayerTable& table = layers.table;
+  const double full = table.activation_bytes(i, j), partial = table.weight_grad_bytes(i, j);
+  double activations = 0;
+  for (const auto& [a, w] : context.peak_points[static_cast<std::size_t>(stage)]) {
+    activations = std::max(activations, a * full + w * partial);
+  }
+  return table.params(i, j) * layers.state_bytes_per_param + 2 * table.boundary_bytes(j) + table.working_bytes(i, j) +
+         activations;
+}
+
+double stage_memory_max(const LayerContext& layers, const ScheduleContext& context, const StageSplit& split) {
+  double worst = 0;
+  for (int stage = 0; stage < split.stages(); ++stage) {
+    worst = std::max(worst, stage_memory(layers, context, stage, split.first_layer(stage), split.end_layer(stage)));
+  }
+  return worst;
+}
+
+// The split that makes the largest stage memory smallest, whatever the
+// time (one chunk per rank; none otherwise).
+std::optional<StageSplit> leanest_split(const LayerContext& layers, const ScheduleContext& context) {
+  if (context.peak_points.empty()) return std::nullopt;
+  return min_max_split(
+      layers.table.size(), context.schedule.stages,
+      [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j); },
+      [](int, int, int) { return true; });
+}
+
 std::optional<StageSplit> choose_split(const LayerContext& layers, const ScheduleContext& context,
                                        const PlanRequest& request, double cap, TimeSplitCache& cache) {
   const LayerTable& table = layers.table;
@@ -111,16 +145,15 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
       // Exact per-position memory needs one stage per rank; with more, the
       // split balances time and the replay checks memory.
       if (context.peak_points.empty()) break;
-      auto memory = [&](int stage, int i, int j) {
-        const double full = table.activation_bytes(i, j), partial = table.weight_grad_bytes(i, j);
-        double activations = 0;
-        for (const auto& [a, w] : context.peak_points[static_cast<std::size_t>(stage)]) {
-          activations = std::max(activations, a * full + w * partial);
-        }
-        return table.params(i, j) * layers.state_bytes_per_param + 2 * table.boundary_bytes(j) +
-               table.working_bytes(i, j) + activations;
-      };
-      return memory_aware_split(n, stages, time, memory, cap, request.balance_slack);
+      // The lowest peak is the objective: the leanest split, if it fits.
+      if (request.objective == Objective::kMemory) {
+        std::optional<StageSplit> leanest = leanest_split(layers, context);
+        if (leanest && stage_memory_max(layers, context, *leanest) > cap) return std::nullopt;
+        return leanest;
+      }
+      return memory_aware_split(
+          n, stages, time, [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j); }, cap,
+          request.balance_slack);
   }
   return time_split(layers, stages, cache);
 }
@@ -154,14 +187,34 @@ CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, double memory
     : request_(request), cap_(memory_cap_bytes), schedules_(schedule_choices(request)),
       recomputes_(recompute_choices(request)) {}
 
-void CandidateEvaluator::evaluate_group(const SearchGroup& group, std::vector<PlanCandidate>& feasible,
-                                        SearchTally& tally) const {
-  const std::vector<LayerContext> contexts = layer_contexts(request_, group, recomputes_);
+PlanCandidate CandidateEvaluator::simulate_candidate(const SearchGroup& group, const LayerContext& layers,
+                                                    const ScheduleContext& context, const StageSplit& split) const {
   sim::SimulationOptions options;
   options.validate = false;  // generated schedules validate (the property tests)
   options.compute_critical_path = false;
   options.uncontended_links = true;
+  PipelineSetup setup;
+  setup.shape = layers.shape;
+  setup.pp = group.pp;
+  setup.virtual_stages = context.choice.virtual_stages;
+  setup.microbatches = group.microbatches;
+  setup.schedule = context.choice.name;
+  setup.profile = request_.profile ? &*request_.profile : nullptr;
+  const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, split, context.schedule);
+  const ModelSimulation simulation =
+      simulate_stage_costs(context.schedule, costs, split, request_.hardware, setup, layers.model_flops, options);
+  return describe(group, layers, context.choice, simulation);
+}
+
+void CandidateEvaluator::evaluate_group(const SearchGroup& group, std::vector<PlanCandidate>& feasible,
+                                        SearchTally& tally) const {
+  const std::vector<LayerContext> contexts = layer_contexts(request_, group, recomputes_);
   TimeSplitCache time_splits;
+  auto note_peak = [&](const PlanCandidate& candidate) {
+    if (!tally.lowest_peak || candidate.max_peak_bytes < tally.lowest_peak->max_peak_bytes) {
+      tally.lowest_peak = candidate;
+    }
+  };
   for (const ScheduleChoice& choice : schedules_) {
     const std::optional<ScheduleContext> context = schedule_context(choice, group, tally);
     if (!context) continue;
@@ -177,23 +230,18 @@ void CandidateEvaluator::evaluate_group(const SearchGroup& group, std::vector<Pl
       const std::optional<StageSplit> split = choose_split(layers, *context, request_, cap_, time_splits);
       if (!split) {
         ++tally.rejected[kOutOfMemory];
+        // How close it comes: its leanest split, costed when it could be the
+        // lowest peak so far.
+        const std::optional<StageSplit> leanest = leanest_split(layers, *context);
+        if (leanest && (!tally.lowest_peak || stage_memory_max(layers, *context, *leanest) <
+                                                  static_cast<double>(tally.lowest_peak->max_peak_bytes))) {
+          note_peak(simulate_candidate(group, layers, *context, *leanest));
+        }
         continue;
       }
-      PipelineSetup setup;
-      setup.shape = layers.shape;
-      setup.pp = group.pp;
-      setup.virtual_stages = choice.virtual_stages;
-      setup.microbatches = group.microbatches;
-      setup.schedule = choice.name;
-      setup.profile = request_.profile ? &*request_.profile : nullptr;
-      const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, *split, context->schedule);
-      const ModelSimulation simulation =
-          simulate_stage_costs(context->schedule, costs, *split, request_.hardware, setup, layers.model_flops, options);
+      PlanCandidate candidate = simulate_candidate(group, layers, *context, *split);
       ++tally.evaluated;
-      PlanCandidate candidate = describe(group, layers, choice, simulation);
-      if (!tally.lowest_peak || candidate.max_peak_bytes < tally.lowest_peak->max_peak_bytes) {
-        tally.lowest_peak = candidate;
-      }
+      note_peak(candidate);
       if (static_cast<double>(candidate.max_peak_bytes) > cap_) {
         ++tally.rejected[kOutOfMemory];
         continue;

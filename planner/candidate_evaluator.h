@@ -21,12 +21,18 @@ struct SearchTally {
   std::optional<PlanCandidate> lowest_peak;
 };
 
+struct LayerContext;
+struct ScheduleContext;
+
 class CandidateEvaluator {
  public:
   CandidateEvaluator(const PlanRequest& request, double memory_cap_bytes);
   void evaluate_group(const SearchGroup& group, std::vector<PlanCandidate>& feasible, SearchTally& tally) const;
 
  private:
+  PlanCandidate simulate_candidate(const SearchGroup& group, const LayerContext& layers, const ScheduleContext& context,
+                                   const StageSplit& split) const;
+
   const PlanRequest& request_;
   double cap_;
   std::vector<ScheduleChoice> schedules_;

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "models/layers.h"
+#include "sim/memory_fit.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -23,8 +24,9 @@ PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
 
 ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& model,
                             const models::HardwareConfig& hardware, const sim::SimulationOptions& options,
-                            const profiler::Profile* profile) {
+                            const profiler::Profile* profile, std::int64_t memory_cap_bytes) {
   PipelineSetup setup = setup_of(file.plan, file.seq_len);
+  setup.memory_cap_bytes = memory_cap_bytes;
   std::optional<profiler::Profile> loaded;
   if (profile == nullptr && !file.profile.empty()) loaded = profiler::read_profile_yaml(file.profile);
   setup.profile = profile != nullptr ? profile : (loaded ? &*loaded : nullptr);
@@ -48,12 +50,10 @@ void fill_even_split(PlanReport& report, const PlanRequest& request) {
     return;
   }
   PlanFile file{"", "", request.global_batch, request.seq_len, even, "", request.profile_file};
-  report.even = replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr);
-  const std::int64_t peak = report.even->peak_memory_bytes();
-  if (static_cast<double>(peak) > report.search.memory_cap_bytes) {
-    report.even_reason = fmt::format("over the memory cap: peak {} > {}", format_bytes(peak),
-                                     format_bytes(static_cast<std::int64_t>(report.search.memory_cap_bytes)));
-  }
+  report.even = replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr,
+                            static_cast<std::int64_t>(report.search.memory_cap_bytes));
+  const std::string overflow = sim::memory_overflow_text(report.even->report);
+  if (!overflow.empty()) report.even_reason = "DOES NOT FIT in " + overflow;
 }
 
 }  // namespace pipeplan::planner

@@ -13,10 +13,11 @@ namespace pipeplan::planner {
 
 // The plan's split comes from file.layout when set, else from file.plan.split.
 // Costs come from `profile` when given, else from the file's profile path,
-// else from the time model.
+// else from the time model. Memory is checked against `memory_cap_bytes`
+// (0: the GPU's usable memory).
 ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& model,
                             const models::HardwareConfig& hardware, const sim::SimulationOptions& options = {},
-                            const profiler::Profile* profile = nullptr);
+                            const profiler::Profile* profile = nullptr, std::int64_t memory_cap_bytes = 0);
 
 // Megatron's even split with the best plan's settings, or why there is none
 // (not divisible, or over the cap: then the figures stay, with the reason).

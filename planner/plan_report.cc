@@ -85,7 +85,8 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
                                  {"gpus", report.gpus},
                                  {"global_batch", report.global_batch},
                                  {"seq", report.seq_len},
-                                 {"memory_cap_bytes", report.search.memory_cap_bytes}};
+                                 {"memory_cap_bytes", report.search.memory_cap_bytes},
+                                 {"warnings", report.search.warnings}};
   json["best"] = simulation_json(report.best_plan, report.best);
   if (report.even) {
     json["even_split"] = simulation_json(report.best_plan, *report.even);
@@ -113,6 +114,7 @@ std::string plan_report_text(const PlanReport& report) {
       report.model, report.gpus, report.hardware, report.global_batch, report.seq_len,
       format_bytes(static_cast<std::int64_t>(report.search.memory_cap_bytes)), report.search.candidates_evaluated,
       report.search.search_time_s, rejected_text(report.search));
+  for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
   text += fmt::format("best: t={} p={} d={}, micro-batch {} x {}, {} (v={}), recompute {}, split {}\n", plan.tp, plan.pp,
                       plan.dp, plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
                       models::recompute_name(plan.recompute), counts_text(report.best.split));

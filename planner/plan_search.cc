@@ -54,9 +54,27 @@ std::vector<PlanCandidate> pareto_front(std::vector<PlanCandidate> candidates) {
 void recost_with_engine(std::vector<PlanCandidate>& candidates, const PlanRequest& request) {
   for (PlanCandidate& candidate : candidates) {
     const PlanFile file{"", "", request.global_batch, request.seq_len, candidate, "", request.profile_file};
-    take_figures(replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr),
+    take_figures(replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr,
+                             static_cast<std::int64_t>(request.memory_cap_bytes)),
                  candidate);
   }
+}
+
+// Worth a look, though the search can serve them.
+std::vector<std::string> request_warnings(const PlanRequest& request) {
+  std::vector<std::string> warnings;
+  const int per_node = request.hardware.gpus_per_node;
+  if (request.gpus > per_node && request.gpus % per_node != 0) {
+    warnings.push_back(fmt::format("{} GPUs do not fill whole nodes of {}: {} full nodes and {} GPUs of another; "
+                                   "groups that span the part node talk over its network",
+                                   request.gpus, per_node, request.gpus / per_node, request.gpus % per_node));
+  }
+  if (request.seq_len > request.model.context) {
+    warnings.push_back(fmt::format("--seq {} is beyond {}'s context of {} tokens (--allow-long-context): costed as "
+                                   "given, without context parallelism",
+                                   request.seq_len, request.model.name, request.model.context));
+  }
+  return warnings;
 }
 
 std::vector<GroupResult> run_groups(const PlanRequest& request, const std::vector<SearchGroup>& groups,
@@ -100,6 +118,7 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
       request.memory_cap_bytes > 0 ? request.memory_cap_bytes : static_cast<double>(request.hardware.gpu.usable_memory_bytes());
   PlanSearchResult result;
   result.memory_cap_bytes = cap;
+  result.warnings = request_warnings(request);
   // A given split is checked here, once, so that workers never meet a bad one.
   if (request.layer_counts) split_from_counts(*request.layer_counts, request.model.layers);
   if (request.layout) split_from_layout(*request.layout, request.model.layers, layout_stage_count(*request.layout));
@@ -127,6 +146,13 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   std::sort(feasible.begin(), feasible.end(), by_objective);
   if (feasible.size() > top_k) feasible.resize(top_k);
   result.ranked = std::move(feasible);
+  // With nothing under the cap, say how close the search came, in the
+  // figures `simulate --plan` would give.
+  if (result.ranked.empty() && result.lowest_peak) {
+    std::vector<PlanCandidate> lowest{*result.lowest_peak};
+    recost_with_engine(lowest, request);
+    result.lowest_peak = lowest.front();
+  }
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

@@ -32,10 +32,13 @@ struct PlanRequest {
   int global_batch = 0;  // sequences per iteration
   int seq_len = 0;
   double memory_cap_bytes = 0;  // 0: the GPU's usable memory
-  // Fixed choices; unset ones are searched.
-  std::optional<int> tp, pp, micro_batch_size, virtual_stages;
+  // Fixed choices; unset ones are searched (sequence parallelism defaults
+  // to on with t > 1, the distributed optimizer to on with d > 1).
+  std::optional<int> tp, pp, dp, micro_batch_size, virtual_stages;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
+  std::optional<bool> sequence_parallel;
+  std::optional<models::ZeroStage> zero;
   // A user's own split, evaluated as given: blocks per stage, or a Megatron
   // layout string. Candidates with another stage count are skipped.
   std::optional<std::vector<int>> layer_counts;
@@ -67,13 +70,16 @@ struct PlanCandidate {
 };
 
 struct PlanSearchResult {
+  std::vector<std::string> warnings;  // the request is served, but something in it deserves a look
   std::vector<PlanCandidate> ranked;  // best first, by the objective; at most top_k
   std::vector<PlanCandidate> pareto;  // iteration time against peak memory, fastest first
   std::map<std::string, std::size_t> rejected;  // reason -> count
   std::size_t candidates_evaluated = 0;  // fully costed by the simulator
   double search_time_s = 0;
   double memory_cap_bytes = 0;
-  std::optional<PlanCandidate> lowest_peak;  // the smallest peak seen, fitting or not
+  // The smallest peak found, fitting or not (each candidate with the split
+  // that minimises its largest stage memory when none fits the cap).
+  std::optional<PlanCandidate> lowest_peak;
 };
 
 // Throws InputError for requests no plan can serve (GPUs or batch not

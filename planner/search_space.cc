@@ -1,6 +1,9 @@
 #include "planner/search_space.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "common/error.h"
 #include "sim/generators/registry.h"
@@ -18,20 +21,108 @@ std::vector<int> divisors_up_to(int value, int limit) {
   return result;
 }
 
-// Tensor parallelism stays inside a node and must divide the heads.
+// Tensor-parallel sizes that divide the heads, the key-value heads and the
+// GPUs and stay within a node.
+bool tp_fits(const PlanRequest& request, int t) {
+  return request.model.heads % t == 0 && request.model.kv_heads % t == 0 && request.gpus % t == 0 &&
+         t <= request.hardware.gpus_per_node;
+}
+
+// A fixed tensor-parallel size that cannot work, named with why.
+void check_fixed_tp(const PlanRequest& request, int t, const char* option) {
+  const models::ModelConfig& model = request.model;
+  if (t < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", option, t));
+  if (t > request.hardware.gpus_per_node) {
+    throw InputError(fmt::format("{} {} exceeds the {} GPUs of a {} node: tensor parallelism stays within a node; "
+                                 "use {} {} or less",
+                                 option, t, request.hardware.gpus_per_node, request.hardware.name, option,
+                                 request.hardware.gpus_per_node));
+  }
+  if (model.heads % t != 0 || model.kv_heads % t != 0) {
+    std::vector<int> valid;
+    for (int d : divisors_up_to(model.kv_heads, request.hardware.gpus_per_node)) {
+      if (model.heads % d == 0) valid.push_back(d);
+    }
+    throw InputError(fmt::format("{} {} must divide {}'s {} attention heads and {} key-value heads; use one of {}",
+                                 option, t, model.name, model.heads, model.kv_heads, fmt::join(valid, ", ")));
+  }
+  if (request.gpus % t != 0) throw InputError(fmt::format("{} {} does not divide --gpus {}", option, t, request.gpus));
+}
+
+void check_fixed_choices(const PlanRequest& request) {
+  if (request.gpus < 1) throw InputError(fmt::format("--gpus must be >= 1 (got {})", request.gpus));
+  if (request.global_batch < 1) {
+    throw InputError(fmt::format("--global-batch must be >= 1 (got {})", request.global_batch));
+  }
+  const int max_gpus = request.hardware.nodes * request.hardware.gpus_per_node;
+  if (request.hardware.nodes > 0 && request.gpus > max_gpus) {
+    throw InputError(fmt::format("--gpus {} exceeds {}'s {} GPUs ({} nodes of {})", request.gpus,
+                                 request.hardware.name, max_gpus, request.hardware.nodes,
+                                 request.hardware.gpus_per_node));
+  }
+  if (request.tp) check_fixed_tp(request, *request.tp, "--tp");
+  if (request.pp) {
+    const int p = *request.pp;
+    if (p < 1) throw InputError(fmt::format("--pp must be >= 1 (got {})", p));
+    if (p > request.model.layers) {
+      throw InputError(fmt::format("--pp {} exceeds {}'s {} transformer layers: every stage needs one; use --pp {} "
+                                   "or less",
+                                   p, request.model.name, request.model.layers, request.model.layers));
+    }
+    if (request.gpus % p != 0) throw InputError(fmt::format("--pp {} does not divide --gpus {}", p, request.gpus));
+  }
+  if (request.dp) {
+    const int d = *request.dp;
+    if (d < 1) throw InputError(fmt::format("--dp must be >= 1 (got {})", d));
+    if (request.gpus % d != 0) throw InputError(fmt::format("--dp {} does not divide --gpus {}", d, request.gpus));
+    if (request.global_batch % d != 0) {
+      throw InputError(fmt::format("--dp {} does not divide --global-batch {}: each replica takes an equal share", d,
+                                   request.global_batch));
+    }
+  }
+  const long long fixed = static_cast<long long>(request.tp.value_or(1)) * request.pp.value_or(1) * request.dp.value_or(1);
+  if (request.gpus % fixed != 0) {
+    throw InputError(fmt::format("--tp x --pp x --dp = {} does not divide --gpus {}", fixed, request.gpus));
+  }
+  if (request.tp && request.pp && request.dp && fixed != request.gpus) {
+    throw InputError(fmt::format("--tp x --pp x --dp = {} but --gpus is {}", fixed, request.gpus));
+  }
+  if (request.micro_batch_size && *request.micro_batch_size < 1) {
+    throw InputError(fmt::format("--micro-batch-size must be >= 1 (got {})", *request.micro_batch_size));
+  }
+  if (request.zero && (*request.zero == models::ZeroStage::kGradients || *request.zero == models::ZeroStage::kWeights)) {
+    throw InputError(fmt::format("--zero {}: ZeRO-2 and ZeRO-3 save memory, but their communication is not modelled "
+                                 "yet; use --zero 0 or 1",
+                                 static_cast<int>(*request.zero)));
+  }
+}
+
+// Why no group was left: the fixed micro-batch size, or the combination.
+[[noreturn]] void explain_no_layout(const PlanRequest& request, const std::vector<int>& replica_batches) {
+  if (request.micro_batch_size && !replica_batches.empty()) {
+    throw InputError(fmt::format("--micro-batch-size {} divides no batch per replica: --global-batch {} over the "
+                                 "data-parallel sizes left gives {} sequences per replica",
+                                 *request.micro_batch_size, request.global_batch, fmt::join(replica_batches, ", ")));
+  }
+  throw InputError(fmt::format(
+      "no tensor x pipeline x data layout divides {} GPUs with a global batch of {} (and the fixed choices): pick "
+      "a GPU count and batch with common factors, or relax --tp/--pp/--dp/--micro-batch-size",
+      request.gpus, request.global_batch));
+}
+
 std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, std::size_t>& rejected) {
-  std::vector<int> choices;
   // A profile measured one tensor-parallel size; only it is costed.
-  const std::optional<int> fixed = request.profile ? std::optional<int>(request.profile->tp) : request.tp;
-  const std::vector<int> candidates =
-      fixed ? std::vector<int>{*fixed} : divisors_up_to(request.hardware.gpus_per_node, request.gpus);
-  for (int t : candidates) {
-    const bool divides = request.model.heads % t == 0 && request.model.kv_heads % t == 0 && request.gpus % t == 0;
-    const bool in_node = t <= request.hardware.gpus_per_node;
-    if (divides && in_node) {
+  if (request.profile) {
+    check_fixed_tp(request, request.profile->tp, "the profile's tp");
+    return {request.profile->tp};
+  }
+  if (request.tp) return {*request.tp};
+  std::vector<int> choices;
+  for (int t : divisors_up_to(request.hardware.gpus_per_node, request.gpus)) {
+    if (tp_fits(request, t)) {
       choices.push_back(t);
     } else {
-      ++rejected[divides ? "tensor parallel larger than a node" : "tensor parallel does not divide heads or GPUs"];
+      ++rejected["tensor parallel does not divide heads or GPUs"];
     }
   }
   return choices;
@@ -40,22 +131,24 @@ std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, st
 }  // namespace
 
 SearchSpace::SearchSpace(const PlanRequest& request) {
-  if (request.gpus < 1) throw InputError(fmt::format("--gpus must be >= 1 (got {})", request.gpus));
-  if (request.global_batch < 1) throw InputError(fmt::format("--global-batch must be >= 1 (got {})", request.global_batch));
+  check_fixed_choices(request);
   const int layers = request.model.layers;
+  std::vector<int> replica_batches;
   for (int t : tp_choices(request, rejected_)) {
     const std::vector<int> pps = request.pp ? std::vector<int>{*request.pp} : divisors_up_to(request.gpus / t, layers);
     for (int p : pps) {
-      if ((request.gpus / t) % p != 0 || p > layers) {
-        ++rejected_["pipeline size does not divide the GPUs or exceeds the layers"];
+      if ((request.gpus / t) % p != 0) {
+        ++rejected_["pipeline size does not divide the GPUs left by t"];
         continue;
       }
       const int d = request.gpus / (t * p);
+      if (request.dp && d != *request.dp) continue;
       if (request.global_batch % d != 0) {
         ++rejected_["global batch not divisible by the data-parallel size"];
         continue;
       }
       const int per_replica = request.global_batch / d;
+      replica_batches.push_back(per_replica);
       const std::vector<int> sizes = request.micro_batch_size ? std::vector<int>{*request.micro_batch_size}
                                                               : divisors_up_to(per_replica, kMaxMicroBatchSize);
       for (int b : sizes) {
@@ -67,34 +160,45 @@ SearchSpace::SearchSpace(const PlanRequest& request) {
       }
     }
   }
-  if (groups_.empty()) {
-    throw InputError(fmt::format(
-        "no tensor x pipeline x data layout divides {} GPUs with a global batch of {} (and the fixed choices): pick "
-        "a GPU count and batch with common factors, or relax --tp/--pp/--micro-batch-size",
-        request.gpus, request.global_batch));
-  }
+  std::sort(replica_batches.begin(), replica_batches.end());
+  replica_batches.erase(std::unique(replica_batches.begin(), replica_batches.end()), replica_batches.end());
+  if (groups_.empty()) explain_no_layout(request, replica_batches);
 }
 
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
-  auto with_virtual = [&](const std::string& name, std::vector<int> defaults) {
+  if (request.virtual_stages && *request.virtual_stages < 1) {
+    throw InputError(fmt::format("--virtual must be >= 1 (got {})", *request.virtual_stages));
+  }
+  // The v values each family runs: single-chunk ones 1, V ones 2, looped
+  // ones any (2, 3, 4 searched).
+  auto choices_for = [&](const sim::ScheduleFamily& family) {
+    const std::string name(family.name);
+    const bool looped = name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
     std::vector<ScheduleChoice> choices;
-    if (request.virtual_stages) defaults = {*request.virtual_stages};
-    for (int v : defaults) choices.push_back({name, v});
+    if (looped) {
+      const std::vector<int> values = request.virtual_stages ? std::vector<int>{*request.virtual_stages}
+                                                             : std::vector<int>{2, 3, 4};
+      for (int v : values) choices.push_back({name, v});
+    } else if (!request.virtual_stages || *request.virtual_stages == family.default_virtual_stages) {
+      choices.push_back({name, family.default_virtual_stages});
+    }
     return choices;
   };
   if (request.schedule) {
     const sim::ScheduleFamily& family = sim::find_schedule_family(*request.schedule);
-    const std::string name(family.name);
-    if (name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble") {
-      return with_virtual(name, {2, 3, 4});
+    std::vector<ScheduleChoice> choices = choices_for(family);
+    if (choices.empty()) {
+      throw InputError(fmt::format("{} runs {} stage(s) per rank: --virtual must be {} (or left out), not {}",
+                                   family.name, family.default_virtual_stages, family.default_virtual_stages,
+                                   *request.virtual_stages));
     }
-    return with_virtual(name, {family.default_virtual_stages});
+    return choices;
   }
-  std::vector<ScheduleChoice> choices{{"GPipe", 1}, {"1F1B", 1}};
-  for (const ScheduleChoice& choice : with_virtual("Interleaved1F1B", {2, 3, 4})) choices.push_back(choice);
-  for (const char* name : {"ZBH1", "ZBH2"}) choices.push_back({name, 1});
-  choices.push_back({"ZBVZeroBubble", 2});
-  choices.push_back({"DualPipeV", 2});
+  std::vector<ScheduleChoice> choices;
+  for (const char* name : {"GPipe", "1F1B", "Interleaved1F1B", "ZBH1", "ZBH2", "ZBVZeroBubble", "DualPipeV"}) {
+    for (const ScheduleChoice& choice : choices_for(sim::find_schedule_family(name))) choices.push_back(choice);
+  }
+  if (choices.empty()) throw InputError("--virtual: no searched schedule runs that many stages per rank");
   return choices;
 }
 

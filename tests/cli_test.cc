@@ -186,6 +186,8 @@ TEST(Cli, PlanRefusesWhatCannotFit) {
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --memory-cap 4GiB",
                  "the smallest peak found is");
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 30 --global-batch 32 --tp 8",
+                 "--tp 8 does not divide --gpus 30");
+  expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 30 --global-batch 7 --pp 2",
                  "no tensor x pipeline x data layout");
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 0", "--global-batch");
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --objective speed",
