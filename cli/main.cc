@@ -5,6 +5,8 @@
 
 #include <iostream>
 
+#include "cli/argument_check.h"
+#include "cli/hardware_command.h"
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
 #include "cli/profile_command.h"
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
   pipeplan::cli::register_profile_command(app);
   pipeplan::cli::register_validate_command(app);
   try {
+    std::vector<std::string> args(argv + 1, argv + argc);
+    pipeplan::cli::check_arguments(app, args);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
     return app.exit(help);

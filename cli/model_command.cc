@@ -1,6 +1,7 @@
 #include "cli/model_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -122,11 +123,18 @@ void run_show(const ShowOptions& options) {
 void register_model_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("model", "The model zoo and the per-layer cost model");
   command->require_subcommand(1);
-  command->add_subcommand("list", "List the built-in models")->callback([] {
+  command->add_subcommand("list", "List the built-in models with their parameter counts")->callback([] {
+    std::cout << fmt::format("{:<16} {:>9} {:>9} {:>6} {:>6} {:>8}  {}\n", "model", "params", "active", "layers",
+                             "hidden", "context", "also");
     for (const std::string& name : models::zoo_model_names()) {
       const models::ModelConfig model = models::load_model(name);
-      std::cout << fmt::format("{:<16} {:>4} layers  hidden {:>6}  {}\n", name, model.layers, model.hidden,
-                               model.source);
+      models::TrainingShape shape;
+      shape.seq_len = std::min(model.context, kDefaultSeqCap);
+      const models::ModelLayers layers = models::expand_layers(model, shape);
+      std::cout << fmt::format("{:<16} {:>9} {:>9} {:>6} {:>6} {:>8}  {}\n", name,
+                               format_count(static_cast<double>(layers.total_params)),
+                               format_count(static_cast<double>(layers.active_params)), model.layers, model.hidden,
+                               model.context, fmt::join(model.aliases, ", "));
     }
   });
   auto options = std::make_shared<ShowOptions>();
@@ -137,19 +145,6 @@ void register_model_command(CLI::App& app) {
   show->add_option("--hardware", options->hardware, "Hardware name or YAML file: adds per-layer times");
   show->add_flag("--json", options->json, "Print one JSON object");
   show->callback([options] { run_show(*options); });
-}
-
-void register_hardware_command(CLI::App& app) {
-  CLI::App* command = app.add_subcommand("hardware", "The built-in hardware descriptions");
-  command->require_subcommand(1);
-  command->add_subcommand("list", "List the built-in hardware")->callback([] {
-    for (const std::string& name : models::builtin_hardware_names()) {
-      const models::HardwareConfig hw = models::load_hardware(name);
-      std::cout << fmt::format("{:<20} {:>7.0f} TFLOP/s bf16  {:>10}  {:>7.0f} GB/s HBM  {} GPUs/node\n", name,
-                               hw.gpu.peak_flops_bf16 / 1e12, format_bytes(hw.gpu.memory_bytes),
-                               hw.gpu.memory_bandwidth / 1e9, hw.gpus_per_node);
-    }
-  });
 }
 
 }  // namespace pipeplan::cli

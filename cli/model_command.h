@@ -1,4 +1,4 @@
-// `pipeplan model list|show` and `pipeplan hardware list|show`.
+// `pipeplan model list|show`.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -6,6 +6,5 @@
 namespace pipeplan::cli {
 
 void register_model_command(CLI::App& app);
-void register_hardware_command(CLI::App& app);
 
 }  // namespace pipeplan::cli

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/output_files.h"
+#include "cli/terminal_progress.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "models/model_config.h"
@@ -56,6 +57,7 @@ void run_layers(const ProfileOptions& options) {
   request.tp = options.tp;
   request.warmup = options.warmup;
   request.repeats = options.repeats;
+  request.progress = terminal_progress("profile");
   profiler::Profile profile;
   if (options.backend == "cpu") {
     profiler::keep_freed_memory();

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
+#include "cli/terminal_progress.h"
 #include "common/error.h"
 #include "study/runner.h"
 #include "study/study_report.h"
@@ -23,22 +23,6 @@ struct StudyOptions {
   bool yes = false;
 };
 
-// A bar redrawn in place on a terminal; a line per tenth otherwise (logs).
-std::function<void(std::size_t, std::size_t)> progress_printer() {
-  const bool terminal = isatty(STDERR_FILENO) != 0;
-  return [terminal](std::size_t done, std::size_t total) {
-    constexpr std::size_t kWidth = 40;
-    if (terminal) {
-      const std::size_t filled = done * kWidth / total;
-      std::cerr << fmt::format("\r[{}{}] {}/{} points", std::string(filled, '#'), std::string(kWidth - filled, '.'),
-                               done, total)
-                << (done == total ? "\n" : "") << std::flush;
-    } else if (done == total || done * 10 / total != (done - 1) * 10 / total) {
-      std::cerr << fmt::format("{}/{} points done\n", done, total);
-    }
-  };
-}
-
 void run_study_command(const StudyOptions& options) {
   const study::StudyFile study = study::read_study(options.file);
   const std::string out_dir = options.out_dir.empty()
@@ -49,7 +33,7 @@ void run_study_command(const StudyOptions& options) {
   if (error) throw InputError(fmt::format("--out: cannot create '{}': {}", out_dir, error.message()));
   const auto start = std::chrono::steady_clock::now();
   const std::vector<study::PointOutcome> outcomes =
-      study::run_study(study, {out_dir, options.jobs, options.yes, progress_printer()});
+      study::run_study(study, {out_dir, options.jobs, options.yes, terminal_progress("study")});
   const std::vector<std::string> files = study::write_study_outputs(study, outcomes, out_dir);
   std::size_t failed = 0;
   for (const study::PointOutcome& outcome : outcomes) failed += outcome.error.empty() ? 0 : 1;

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "cli/output_files.h"
+#include "cli/terminal_progress.h"
 #include "common/error.h"
 #include "profiler/memory_probe.h"
 #include "profiler/profile_file.h"
@@ -76,10 +77,14 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
       options.backend == "cuda" ? 0 : validate::available_bytes_per_rank(world.ranks_on_this_host());
   validate::check_memory(plan, validate::predict(plan, given ? &*given : nullptr, options.profile.value_or("")),
                          available);
+  // Rank 0 shows how far it got, on a terminal.
+  const ProgressFn progress = world.rank() == 0 ? terminal_progress("validate") : ProgressFn{};
   std::optional<profiler::Profile> measured;
   if (!given) {
-    measured = options.backend == "cuda" ? validate::measure_cuda_profile(plan, world.transport(), kProfileWaitS)
-                                         : validate::measure_cpu_profile(plan, world.transport(), kProfileWaitS);
+    const ProgressFn profiling = progress ? terminal_progress("profiling the plan's layers") : ProgressFn{};
+    measured = options.backend == "cuda"
+                   ? validate::measure_cuda_profile(plan, world.transport(), kProfileWaitS, profiling)
+                   : validate::measure_cpu_profile(plan, world.transport(), kProfileWaitS, profiling);
   }
   // Rank 0 predicts; the others only run.
   std::optional<planner::ModelSimulation> predicted;
@@ -97,6 +102,7 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
   settings.seed = options.seed;
   settings.stall_rank = options.inject_stall;
   settings.stall_s = 4 * options.timeout_s;
+  settings.progress = progress;
   const validate::RankResult mine =
       options.backend == "cuda"
           ? validate::execute_rank_cuda(plan.model, plan.shape, plan.lowered, plan.split, world.transport(), settings)

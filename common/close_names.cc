@@ -43,7 +43,10 @@ std::vector<std::string> close_names(std::string_view word, const std::vector<st
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const std::string other = name_key(candidates[i]);
     const std::size_t distance = edit_distance(key, other);
-    const bool contains = key.size() >= 3 && (other.find(key) != std::string::npos || key.find(other) != std::string::npos);
+    // One inside the other counts when the shorter is at least half the longer.
+    const bool comparable = 2 * std::min(key.size(), other.size()) >= std::max(key.size(), other.size());
+    const bool contains = key.size() >= 3 && comparable &&
+                          (other.find(key) != std::string::npos || key.find(other) != std::string::npos);
     if (distance <= allowed || contains) scored.emplace_back(contains ? std::min(distance, allowed) : distance, i);
   }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

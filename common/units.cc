@@ -140,4 +140,13 @@ std::string format_bytes(std::int64_t bytes) {
 
 std::string format_ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
+std::string format_count(double count) {
+  constexpr std::array<std::pair<double, const char*>, 4> kScales{
+      {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}}};
+  for (const auto& [scale, suffix] : kScales) {
+    if (std::abs(count) >= scale) return fmt::format("{:.2f}{}", count / scale, suffix);
+  }
+  return fmt::format("{:.0f}", count);
+}
+
 }  // namespace pipeplan

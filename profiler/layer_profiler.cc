@@ -125,6 +125,14 @@ std::string utc_timestamp() {
   return text;
 }
 
+void report_progress(const ProfileRequest& request, std::size_t done, const std::string& kind, int micro_batch_size,
+                     int seq_len) {
+  if (!request.progress) return;
+  const std::size_t total =
+      profiled_layers(request.model).size() * request.micro_batch_sizes.size() * request.seq_lens.size();
+  request.progress(done, total, kind.empty() ? "done" : fmt::format("{}, b={}, seq={}", kind, micro_batch_size, seq_len));
+}
+
 Profile profile_layers_cpu(const ProfileRequest& request) {
   if (request.repeats < 1 || request.warmup < 0) throw InputError("--repeats must be >= 1 and --warmup >= 0");
   Profile profile = new_profile(request, cpu_description(), "cpu", "fp32");
@@ -137,9 +145,13 @@ Profile profile_layers_cpu(const ProfileRequest& request) {
       shape.seq_len = s;
       shape.tp = request.tp;
       check_fits(request, shape);
-      for (const ProfiledLayer& run : runs) profile.layers.push_back(measure(request, shape, run));
+      for (const ProfiledLayer& run : runs) {
+        report_progress(request, profile.layers.size(), run.kind, b, s);
+        profile.layers.push_back(measure(request, shape, run));
+      }
     }
   }
+  report_progress(request, profile.layers.size(), "", 0, 0);
   return profile;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "models/model_config.h"
 #include "profiler/profile_file.h"
 
@@ -23,7 +24,15 @@ struct ProfileRequest {
   int warmup = 2;
   int repeats = 5;
   std::uint64_t seed = 1234;
+  // Called before each layer kind is measured at a shape ("transformer,
+  // b=1, seq=4096") and once when all are.
+  ProgressFn progress;
 };
+
+// Reports that `done` measurements are done and the next is of `kind` at
+// this shape (an empty kind: all are done).
+void report_progress(const ProfileRequest& request, std::size_t done, const std::string& kind, int micro_batch_size,
+                     int seq_len);
 
 // The CPU backend (Eigen, fp32, this thread). Throws InputError for what it
 // does not run (see build_cpu_layers) or a size that will not fit in memory.

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh > /dev/null
+./scripts/build.sh >&2   # progress on stderr; the plan on stdout
 ./build/cli/pipeplan plan --model llama3-70b --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 "$@"
 echo
 ./build/cli/pipeplan simulate --schedule all

@@ -7,40 +7,12 @@
 namespace pipeplan::study {
 namespace {
 
-
-// Splits one CSV line written by results_csv (quotes only around commas).
-std::vector<std::string> csv_cells(const std::string& line) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') {
-      cells.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      cells.emplace_back();
-    } else {
-      cells.back() += c;
-    }
-  }
-  return cells;
-}
-
-std::string table(const std::string& csv) {
+std::string table(const std::vector<std::vector<std::string>>& rows) {
   std::string html = "<table>\n";
-  bool header = true;
-  std::size_t start = 0;
-  while (start < csv.size()) {
-    const std::size_t end = csv.find('\n', start);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
     html += "<tr>";
-    for (const std::string& cell : csv_cells(csv.substr(start, end - start))) {
-      html += fmt::format("<{0}>{1}</{0}>", header ? "th" : "td", escape_xml(cell));
-    }
+    for (const std::string& cell : rows[r]) html += fmt::format("<{0}>{1}</{0}>", r == 0 ? "th" : "td", escape_xml(cell));
     html += "</tr>\n";
-    header = false;
-    start = end == std::string::npos ? csv.size() : end + 1;
   }
   return html + "</table>\n";
 }
@@ -62,7 +34,7 @@ th { background: #f2f2f2; } td { text-align: right; }
 
 }  // namespace
 
-std::string report_html(const StudyFile& study, const std::string& csv,
+std::string report_html(const StudyFile& study, const std::vector<std::vector<std::string>>& results,
                         const std::vector<std::pair<std::string, std::string>>& plots) {
   const std::string title = study.title.empty() ? study.path : study.title;
   std::string html = fmt::format(
@@ -72,7 +44,7 @@ std::string report_html(const StudyFile& study, const std::string& csv,
   for (const auto& [plot_title, svg] : plots) {
     html += fmt::format("<h2>{}</h2>\n<div class=\"plot\">{}</div>\n", escape_xml(plot_title), inline_svg(svg));
   }
-  html += "<h2>Results</h2>\n" + table(csv) + "</body>\n</html>\n";
+  html += "<h2>Results</h2>\n" + table(results) + "</body>\n</html>\n";
   return html;
 }
 

@@ -10,8 +10,9 @@
 
 namespace pipeplan::study {
 
-// `plots`: (title, SVG document) pairs; `csv`: results.csv's text.
-std::string report_html(const StudyFile& study, const std::string& csv,
+// `plots`: (title, SVG document) pairs; `results`: the results table, its
+// header first.
+std::string report_html(const StudyFile& study, const std::vector<std::vector<std::string>>& results,
                         const std::vector<std::pair<std::string, std::string>>& plots);
 
 }  // namespace pipeplan::study

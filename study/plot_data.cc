@@ -1,11 +1,15 @@
 #include "study/plot_data.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include "common/error.h"
 #include "study/expression.h"
@@ -15,6 +19,13 @@ namespace pipeplan::study {
 namespace {
 
 constexpr double kGap = std::numeric_limits<double>::quiet_NaN();
+
+std::string value_text(double value) { return fmt::format("{:.4g}", value); }
+
+// Byte counts: *_bytes, and the parts of a memory breakdown.
+bool is_bytes_metric(const std::string& metric) {
+  return metric.find("bytes") != std::string::npos || metric.find("memory_breakdown") != std::string::npos;
+}
 
 double leading_number(const std::string& text) {
   char* end = nullptr;
@@ -40,7 +51,9 @@ double scalar(const PointOutcome& outcome, const std::string& metric, const std:
 
 std::vector<double> listed(const PointOutcome& outcome, const std::string& metric, const std::string& unit) {
   std::vector<double> values;
-  if (!outcome.error.empty() || !outcome.metrics.contains(metric)) return values;
+  if (!outcome.error.empty() || !outcome.metrics.contains(metric) || outcome.metrics.at(metric).is_null()) {
+    return values;
+  }
   const auto& list = outcome.metrics.at(metric);
   if (!list.is_array()) throw InputError(fmt::format("x '#' needs a list metric ('...*...'), not '{}'", metric));
   for (const auto& item : list) values.push_back(item.is_number() ? in_unit(item.get<double>(), metric, unit) : kGap);
@@ -48,8 +61,22 @@ std::vector<double> listed(const PointOutcome& outcome, const std::string& metri
 }
 
 std::string y_label(const PlotSpec& plot) {
-  const std::string names = plot.kind == PlotKind::kStackedBar ? "memory" : plot.y.front();
+  std::string names = plot.kind == PlotKind::kStackedBar ? "memory" : metric_label(plot.y.front());
+  if (plot.kind != PlotKind::kStackedBar && plot.y.size() > 1) {
+    for (std::size_t i = 1; i < plot.y.size(); ++i) names += ", " + metric_label(plot.y[i]);
+  }
   return plot.y_unit.empty() ? names : fmt::format("{} ({})", names, plot.y_unit);
+}
+
+// A name of a closed form: the point's option ('_' for '-'), else a number
+// of the point's output ("stages", "ranks").
+std::optional<double> reference_value(const StudyFile& study, const PointOutcome& outcome, const std::string& name) {
+  std::string key = name;
+  std::replace(key.begin(), key.end(), '_', '-');
+  const std::string value = option_value(study, outcome.point, key);
+  if (!value.empty()) return leading_number(value);
+  if (outcome.fields.contains(name) && outcome.fields.at(name).is_number()) return outcome.fields.at(name).get<double>();
+  return std::nullopt;
 }
 
 void add_references(const StudyFile& study, const PlotSpec& plot, const std::vector<const PointOutcome*>& points,
@@ -59,13 +86,9 @@ void add_references(const StudyFile& study, const PlotSpec& plot, const std::vec
     ChartSeries curve{reference.label, {}, {}, true, -1};
     for (const PointOutcome* outcome : points) {
       if (!reference.series.empty() && outcome->point.value_of(plot.series) != reference.series) continue;
-      const double y = expression.evaluate([&](const std::string& name) -> std::optional<double> {
-        std::string key = name;
-        std::replace(key.begin(), key.end(), '_', '-');
-        const std::string value = option_value(study, outcome->point, key);
-        if (value.empty()) return std::nullopt;
-        return leading_number(value);
-      });
+      if (!outcome->error.empty()) continue;  // its output's numbers are missing
+      const double y = expression.evaluate(
+          [&](const std::string& name) { return reference_value(study, *outcome, name); });
       curve.x.push_back(leading_number(outcome->point.value_of(plot.x)));
       curve.y.push_back(plot.y_unit == "%" ? y * 100 : y);
     }
@@ -73,6 +96,22 @@ void add_references(const StudyFile& study, const PlotSpec& plot, const std::vec
     if (owner != series_names.end()) curve.colour = static_cast<int>(owner - series_names.begin());
     chart.series.push_back(std::move(curve));
   }
+}
+
+// The memory each rank may use, in the plot's unit, when the plot shows
+// bytes and its points share one limit.
+std::optional<ChartLimit> memory_limit(const PlotSpec& plot, const std::vector<const PointOutcome*>& points) {
+  if (!std::any_of(plot.y.begin(), plot.y.end(), is_bytes_metric)) return std::nullopt;
+  std::optional<double> limit;
+  for (const PointOutcome* outcome : points) {
+    if (!outcome->fields.contains("memory_limit_bytes")) continue;
+    const double value = outcome->fields.at("memory_limit_bytes").get<double>();
+    if (limit && *limit != value) return std::nullopt;
+    limit = value;
+  }
+  if (!limit) return std::nullopt;
+  const double shown = in_unit(*limit, "memory_limit_bytes", plot.y_unit);
+  return ChartLimit{fmt::format("limit {} {}", value_text(shown), plot.y_unit.empty() ? "B" : plot.y_unit), shown};
 }
 
 void line_chart(const StudyFile& study, const PlotSpec& plot, const std::vector<const PointOutcome*>& points,
@@ -157,9 +196,57 @@ void stacked_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& 
 
 }  // namespace
 
+std::string x_label(const PlotSpec& plot) {
+  if (plot.x == "#") return "rank";
+  std::string label = plot.x;
+  std::replace(label.begin(), label.end(), '-', ' ');
+  return label;
+}
+
+std::string plot_title(const PlotSpec& plot) {
+  if (!plot.title.empty()) return plot.title;
+  if (plot.kind == PlotKind::kGantt) return fmt::format("timeline ({})", plot.name);
+  std::string names = metric_label(plot.y.front());
+  for (std::size_t i = 1; i < plot.y.size(); ++i) names += ", " + metric_label(plot.y[i]);
+  std::string title = fmt::format("{} by {}", names, x_label(plot));
+  if (!plot.series.empty()) title += fmt::format(" and {}", plot.series);
+  return title;
+}
+
+std::string metric_label(const std::string& metric) {
+  std::string name = metric.substr(metric.rfind('.') + 1);
+  for (const auto& [suffix, replacement] : {std::pair<std::string_view, std::string_view>{"_per_s", "/s"},
+                                            {"_bytes", ""}, {"_ms", ""}, {"_s", ""}}) {
+    if (name.ends_with(suffix)) {
+      name = name.substr(0, name.size() - suffix.size()) + std::string(replacement);
+      break;
+    }
+  }
+  std::replace(name.begin(), name.end(), '_', ' ');
+  if (name == "mfu") return "MFU";
+  return name;
+}
+
+void check_references(const StudyFile& study, const PlotSpec& plot, const PointOutcome& outcome) {
+  for (const Reference& reference : plot.references) {
+    try {
+      parse_expression(reference.expression).evaluate([&](const std::string& name) {
+        return reference_value(study, outcome, name);
+      });
+    } catch (const InputError& error) {
+      std::vector<std::string> numbers;
+      for (const auto& [key, value] : outcome.fields.items()) {
+        if (value.is_number()) numbers.push_back(key);
+      }
+      throw InputError(fmt::format("plot '{}', reference '{}': {}; names are the study's options ('_' for '-') or the "
+                                   "output's numbers: {}",
+                                   plot.name, reference.label, error.what(), fmt::join(numbers, ", ")));
+    }
+  }
+}
+
 double in_unit(double value, const std::string& metric, const std::string& unit) {
-  // Byte counts: *_bytes, and the parts of a memory breakdown.
-  const bool bytes = metric.find("bytes") != std::string::npos || metric.find("memory_breakdown") != std::string::npos;
+  const bool bytes = is_bytes_metric(metric);
   const bool millis = metric.ends_with("_ms");
   const bool seconds = metric.ends_with("_s") && !metric.ends_with("_per_s");
   if (unit == "GiB" && bytes) return value / (1024.0 * 1024.0 * 1024.0);
@@ -184,10 +271,11 @@ std::vector<const PointOutcome*> plot_points(const PlotSpec& plot, const std::ve
 ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vector<PointOutcome>& outcomes) {
   const std::vector<const PointOutcome*> points = plot_points(plot, outcomes);
   ChartSpec chart;
-  chart.title = plot.title;
-  chart.x_label = plot.x == "#" ? "rank" : plot.x;
+  chart.title = plot_title(plot);
+  chart.x_label = x_label(plot);
   chart.y_label = y_label(plot);
   chart.log_x = plot.log_x;
+  chart.limit = memory_limit(plot, points);
   switch (plot.kind) {
     case PlotKind::kLine:
       chart.kind = ChartKind::kLine;

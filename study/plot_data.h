@@ -20,6 +20,19 @@ ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vec
 // bytes, *_s seconds, *_ms milliseconds, rates and MFU fractions.
 double in_unit(double value, const std::string& metric, const std::string& unit);
 
+// "ranks_detail.*.peak_memory_bytes" -> "peak memory", "tokens_per_s" ->
+// "tokens/s": a metric's name for axes and tables.
+std::string metric_label(const std::string& metric);
+
+// The plot's title, or one made from its metrics and axes ("bubble rate by
+// microbatches and schedule"); the x axis's label ("rank" for '#').
+std::string plot_title(const PlotSpec& plot);
+std::string x_label(const PlotSpec& plot);
+
+// Refuses a closed form whose names the point's options and output do
+// not give, naming the plot and the names there are.
+void check_references(const StudyFile& study, const PlotSpec& plot, const PointOutcome& outcome);
+
 // The points a plot keeps (its `where` filter).
 std::vector<const PointOutcome*> plot_points(const PlotSpec& plot, const std::vector<PointOutcome>& outcomes);
 

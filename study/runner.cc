@@ -9,21 +9,60 @@
 #include "cli/in_process.h"
 #include "common/error.h"
 #include "common/parallel.h"
+#include "common/units.h"
 #include "study/metric_path.h"
+#include "study/plot_data.h"
 #include "study/point_command.h"
 
 namespace pipeplan::study {
 namespace {
 
-void run_point(const StudyFile& study, PointOutcome& outcome) {
+// The output's top-level values, and which ranks are over the memory limit
+// ("rank 0 +683.28 GiB, rank 1 +607.28 GiB").
+nlohmann::ordered_json top_level_fields(const nlohmann::ordered_json& output) {
+  nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : output.items()) {
+    if (value.is_primitive()) fields[key] = value;
+  }
+  if (output.contains("over_memory_ranks")) {
+    std::string over;
+    for (const auto& rank : output.at("over_memory_ranks")) {
+      over += fmt::format("{}rank {} +{}", over.empty() ? "" : ", ", rank.at("rank").get<int>(),
+                          format_bytes(rank.at("over_by_bytes").get<std::int64_t>()));
+    }
+    fields["over_memory"] = over;
+  }
+  return fields;
+}
+
+// Runs the point; returns its output (null when the point has no result).
+nlohmann::ordered_json run_point(const StudyFile& study, PointOutcome& outcome) {
+  nlohmann::ordered_json output;
   try {
-    const nlohmann::ordered_json output = cli::run_in_process(mode_command(study.mode), outcome.arguments);
-    outcome.metrics = nlohmann::ordered_json::object();
-    for (const std::string& metric : study.metrics) outcome.metrics[metric] = extract_metric(output, metric);
+    output = cli::run_in_process(mode_command(study.mode), outcome.arguments);
   } catch (const InputError& error) {
     // An infeasible point is a result, not a failure of the study.
     outcome.error = error.what();
+    return nullptr;
   }
+  outcome.metrics = nlohmann::ordered_json::object();
+  for (const std::string& metric : study.metrics) {
+    try {
+      outcome.metrics[metric] = extract_metric(output, metric);
+    } catch (const InputError& error) {
+      outcome.metrics[metric] = nullptr;
+      outcome.metric_errors[metric] = error.what();
+    }
+  }
+  outcome.fields = top_level_fields(output);
+  return output;
+}
+
+// What the first point with a result shows about the study file.
+void check_against(const StudyFile& study, const nlohmann::ordered_json& output, const PointOutcome& outcome) {
+  const std::string_view command = mode_command(study.mode);
+  for (const std::string& metric : study.metrics) check_metric_path(output, metric, command);
+  for (const PlotSpec& plot : study.plots) check_references(study, plot, outcome);
 }
 
 }  // namespace
@@ -45,13 +84,28 @@ std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& op
   }
   std::atomic<std::size_t> done{0};
   std::mutex progress_mutex;
-  parallel_for(outcomes.size(), options.jobs, [&](std::size_t index) {
-    run_point(study, outcomes[index]);
-    const std::size_t finished = ++done;
+  auto finished = [&] {
+    const std::size_t count = ++done;
     if (options.progress) {
       const std::lock_guard<std::mutex> lock(progress_mutex);
-      options.progress(finished, outcomes.size());
+      options.progress(count, outcomes.size(), "points");
     }
+  };
+  // In order until one has a result, which checks the metrics and closed
+  // forms before the rest run.
+  std::size_t first = 0;
+  for (; first < outcomes.size(); ++first) {
+    const nlohmann::ordered_json output = run_point(study, outcomes[first]);
+    finished();
+    if (!output.is_null()) {
+      check_against(study, output, outcomes[first]);
+      break;
+    }
+  }
+  const std::size_t rest = first < outcomes.size() ? first + 1 : outcomes.size();
+  parallel_for(outcomes.size() - rest, options.jobs, [&](std::size_t index) {
+    run_point(study, outcomes[rest + index]);
+    finished();
   });
   return outcomes;
 }

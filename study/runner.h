@@ -1,15 +1,17 @@
 // Runs a study's points, in parallel, through the same code as the
 // `simulate` and `plan` commands. A point that fails (out of memory, say)
-// keeps its reason instead of stopping the study. Results come back in
-// point order whatever the number of jobs.
+// keeps its reason instead of stopping the study, and a metric one point
+// lacks leaves only that cell empty. Results come back in point order
+// whatever the number of jobs.
 #pragma once
 
 #include <cstddef>
-#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "study/study_file.h"
 #include "study/sweep.h"
 
@@ -18,7 +20,11 @@ namespace pipeplan::study {
 struct PointOutcome {
   StudyPoint point;
   std::vector<std::string> arguments;  // the command line that reproduces it
-  nlohmann::ordered_json metrics;      // metric -> value (number, text or list)
+  nlohmann::ordered_json metrics;      // metric -> value (number, text or list); null where it has none
+  std::map<std::string, std::string> metric_errors;  // metric -> why this point has no value
+  // The output's top-level numbers, flags and texts ("stages", "fits",
+  // "memory_limit_bytes"), for closed forms and the memory columns.
+  nlohmann::ordered_json fields;
   std::string error;                   // empty on success
 };
 
@@ -26,12 +32,15 @@ struct RunOptions {
   std::string out_dir;
   int jobs = 0;       // 0: all cores
   bool yes = false;   // allow studies over kMaxPointsUnconfirmed
-  std::function<void(std::size_t done, std::size_t total)> progress;  // called as points finish
+  ProgressFn progress;  // called as points finish
 };
 
 constexpr std::size_t kMaxPointsUnconfirmed = 1'000'000;
 
-// Checks the size and every point's arguments before running anything.
+// Checks the size and every point's arguments before running anything,
+// then runs points in order until one has a result and checks the metric
+// paths and closed forms against it (InputError, with close names), then
+// runs the rest.
 std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& options);
 
 }  // namespace pipeplan::study

@@ -1,13 +1,17 @@
 #include "study/study_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "cli/in_process.h"
+#include "common/close_names.h"
 #include "common/error.h"
 #include "common/yaml_fields.h"
+#include "sim/output/svg_gantt.h"
 #include "study/expression.h"
 
 namespace pipeplan::study {
@@ -17,29 +21,18 @@ constexpr std::string_view kStudyKeys = "title, question, mode, base, sweep, met
 constexpr std::array<std::string_view, 7> kStudyKeyList{"title", "question", "mode", "base", "sweep", "metrics",
                                                         "plots"};
 
-// Edit distance, for suggesting the option a misspelt key meant.
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      diagonal = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
-    }
-  }
-  return row[b.size()];
+// " did you mean ...?" or the pointer to the full list.
+std::string suggestion(std::string_view key, const std::vector<std::string>& names, std::string_view full_list) {
+  const std::string close = did_you_mean(key, names);
+  return close.empty() ? fmt::format("; see {}", full_list) : close;
 }
 
-std::string close_names(std::string_view key, const std::vector<std::string>& names) {
-  std::vector<std::pair<std::size_t, std::string>> ranked;
-  for (const std::string& name : names) ranked.emplace_back(distance(key, name), name);
-  std::sort(ranked.begin(), ranked.end());
-  std::string text;
-  for (std::size_t i = 0; i < ranked.size() && i < 4; ++i) text += fmt::format("{}{}", i ? ", " : "", ranked[i].second);
-  return text;
+// A plot's name becomes a file in the output folder: no path, no hidden file.
+bool safe_file_stem(const std::string& name) {
+  if (name.empty() || name.size() > 100 || name.front() == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 bool is_config_field(std::string_view key) { return key.starts_with("model.") || key.starts_with("hardware."); }
@@ -83,8 +76,9 @@ class StudyReader {
   void check_key(const YAML::Node& at, const std::string& key) const {
     if (is_config_field(key)) return;
     if (std::find(options_.begin(), options_.end(), key) != options_.end()) return;
-    throw_at(path_, at, fmt::format("'{}' names no option of `pipeplan {}`; close ones: {}", key,
-                                    mode_command(study_.mode), close_names(key, options_)));
+    throw_at(path_, at, fmt::format("'{}' names no option of `pipeplan {}`{}", key, mode_command(study_.mode),
+                                    suggestion(key, options_, fmt::format("`pipeplan {} --help`",
+                                                                          mode_command(study_.mode)))));
   }
 
   void read_base() {
@@ -145,6 +139,14 @@ class StudyReader {
   }
 
   void read_plots();
+  void reject_unknown_keys(const YAML::Node& map, const std::vector<std::string>& known, std::string_view what) const {
+    for (const auto& entry : map) {
+      const std::string key = entry.first.as<std::string>();
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      throw_at(path_, entry.first, fmt::format("unknown key '{}' in {}{}", key, what,
+                                               suggestion(key, known, fmt::format("its keys: {}", fmt::join(known, ", ")))));
+    }
+  }
   PlotSpec read_plot(const YAML::Node& node) const;
   void check_plot(const YAML::Node& node, const PlotSpec& plot) const;
 
@@ -175,9 +177,18 @@ void StudyReader::read_plots() {
 
 PlotSpec StudyReader::read_plot(const YAML::Node& node) const {
   if (!node.IsMap()) throw_at(path_, node, "a plot is a map: name, kind, x, y, series, where, reference");
+  reject_unknown_keys(node, {"name", "title", "kind", "x", "y", "series", "where", "reference", "y_unit", "log_x",
+                             "window"},
+                      "a plot");
   PlotSpec plot;
   plot.name = node["name"] ? scalar_text(node["name"], path_, "name") : fmt::format("plot{}", study_.plots.size() + 1);
-  plot.title = node["title"] ? scalar_text(node["title"], path_, "title") : plot.name;
+  if (!safe_file_stem(plot.name)) {
+    throw_at(path_, node["name"], fmt::format("plot name '{}' names its SVG file in the output folder: use letters, "
+                                              "digits, '-', '_' and '.', not starting with '.'",
+                                              plot.name));
+  }
+  if (node["window"]) plot.window = scalar_text(node["window"], path_, "window");
+  if (node["title"]) plot.title = scalar_text(node["title"], path_, "title");
   plot.kind = plot_kind(node["kind"] ? scalar_text(node["kind"], path_, "kind") : "line", path_, node["kind"]);
   plot.x = node["x"] ? scalar_text(node["x"], path_, "x") : "";
   if (node["y"]) plot.y = scalar_or_list(node["y"], path_, "y");
@@ -189,6 +200,8 @@ PlotSpec StudyReader::read_plot(const YAML::Node& node) const {
   }
   if (const YAML::Node references = node["reference"]) {
     for (const YAML::Node& reference : references) {
+      if (!reference.IsMap()) throw_at(path_, reference, "a reference is a map: label, expression, series");
+      reject_unknown_keys(reference, {"label", "expression", "series"}, "a reference");
       plot.references.push_back({reference["label"] ? reference["label"].as<std::string>() : "closed form",
                                  scalar_text(reference["expression"], path_, "expression"),
                                  reference["series"] ? reference["series"].as<std::string>() : ""});
@@ -200,8 +213,8 @@ PlotSpec StudyReader::read_plot(const YAML::Node& node) const {
 void StudyReader::check_plot(const YAML::Node& node, const PlotSpec& plot) const {
   for (const std::string& metric : plot.y) {
     if (std::find(study_.metrics.begin(), study_.metrics.end(), metric) == study_.metrics.end()) {
-      throw_at(path_, node, fmt::format("plot '{}' draws '{}', which is not among the metrics ({})", plot.name, metric,
-                                        close_names(metric, study_.metrics)));
+      throw_at(path_, node, fmt::format("plot '{}' draws '{}', which is not among the metrics{}", plot.name, metric,
+                                        suggestion(metric, study_.metrics, "the study's 'metrics'")));
     }
   }
   if (plot.kind != PlotKind::kGantt && plot.y.empty()) {
@@ -220,6 +233,10 @@ void StudyReader::check_plot(const YAML::Node& node, const PlotSpec& plot) const
     throw_at(path_, node, fmt::format("plot '{}': y_unit '{}' is not one of GiB, GB, ms, s, %", plot.name, plot.y_unit));
   }
   for (const Reference& reference : plot.references) parse_expression(reference.expression);
+  if (!plot.window.empty()) {
+    if (plot.kind != PlotKind::kGantt) throw_at(path_, node, fmt::format("plot '{}': 'window' is for gantt plots", plot.name));
+    sim::parse_gantt_window(plot.window);
+  }
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct Reference {
 
 struct PlotSpec {
   std::string name;   // file stem of the SVG
-  std::string title;
+  std::string title;   // empty: made from the metric and the x axis (plot_title)
   PlotKind kind = PlotKind::kLine;
   std::string x;      // a swept option, or "#" for the index into a list metric (ranks, stages)
   std::vector<std::string> y;  // metrics; stacked bars stack several
@@ -34,6 +34,7 @@ struct PlotSpec {
   std::vector<Reference> references;
   std::string y_unit;          // "", "GiB", "GB", "ms", "s" or "%": how the values are shown
   bool log_x = false;
+  std::string window;          // gantt: the part of the timeline, as simulate's --window
 };
 
 struct SweepAxis {

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli/in_process.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "study/html_report.h"
 #include "study/plot_data.h"
 #include "study/svg_chart.h"
@@ -49,6 +52,21 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw InputError(fmt::format("--out: cannot write '{}'", path));
 }
 
+// Bytes as GiB, seconds as ms, fractions as percentages; others as they are.
+std::string human_cell(const std::string& metric, const nlohmann::ordered_json& value) {
+  if (!value.is_number()) return cell(value);
+  const double number = value.get<double>();
+  const std::string name = metric.substr(metric.rfind('.') + 1);
+  if (name.find("bytes") != std::string::npos || metric.find("memory_breakdown") != std::string::npos) {
+    return format_bytes(static_cast<std::int64_t>(number));
+  }
+  if (name.ends_with("_s") && !name.ends_with("_per_s")) return format_ms(number);
+  if (name.ends_with("_ms")) return fmt::format("{:.3f} ms", number);
+  if (name == "mfu" || name.ends_with("_rate")) return fmt::format("{:.2f} %", number * 100);
+  if (name.ends_with("_per_s")) return fmt::format("{:.0f}", number);
+  return cell(value);
+}
+
 // Lower is better unless the metric measures throughput.
 bool higher_is_better(const std::string& metric) {
   return metric.find("tokens_per_s") != std::string::npos || metric.find("mfu") != std::string::npos;
@@ -59,7 +77,7 @@ std::string best_points(const StudyFile& study, const std::vector<PointOutcome>&
   for (const PlotSpec& plot : study.plots) {
     if (plot.y.empty() || plot.series.empty()) continue;
     const std::string& metric = plot.y.front();
-    text += fmt::format("\n### {} ({}, by {})\n\n", plot.title, metric, plot.series);
+    text += fmt::format("\n### {} ({}, by {})\n\n", plot_title(plot), metric_label(metric), plot.series);
     std::map<std::string, const PointOutcome*> best;
     for (const PointOutcome* outcome : plot_points(plot, outcomes)) {
       if (!outcome->error.empty() || !outcome->metrics.at(metric).is_number()) continue;
@@ -81,10 +99,27 @@ std::string best_points(const StudyFile& study, const std::vector<PointOutcome>&
   return text;
 }
 
-}  // namespace
+// Whether the points say if they fit in memory (simulate with a model).
+bool reports_fit(const std::vector<PointOutcome>& outcomes) {
+  return std::any_of(outcomes.begin(), outcomes.end(), [](const PointOutcome& o) { return o.fields.contains("fits"); });
+}
 
-std::string results_csv(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
+// The point's error, or what it lacks: "no ranks_detail.3.busy_ms: ...".
+std::string outcome_note(const PointOutcome& outcome) {
+  if (!outcome.error.empty()) return outcome.error;
+  std::string note;
+  for (const auto& [metric, why] : outcome.metric_errors) note += fmt::format("{}{}", note.empty() ? "" : "; ", why);
+  return note;
+}
+
+using Table = std::vector<std::vector<std::string>>;
+using ShowCell = std::function<std::string(const std::string& metric, const nlohmann::ordered_json& value)>;
+
+// The header, then a row per point: swept values, metrics (lists spread
+// over columns), whether it fits, and its error or missing metrics.
+Table results_table(const StudyFile& study, const std::vector<PointOutcome>& outcomes, const ShowCell& show) {
   const auto columns = metric_columns(study, outcomes);
+  const bool fit = reports_fit(outcomes);
   std::vector<std::string> header{"point"};
   if (!outcomes.empty()) {
     for (const auto& [key, value] : outcomes.front().point.values) header.push_back(key);
@@ -93,22 +128,62 @@ std::string results_csv(const StudyFile& study, const std::vector<PointOutcome>&
     if (width < 0) header.push_back(metric);
     for (int i = 0; i < width; ++i) header.push_back(fmt::format("{}[{}]", metric, i));
   }
+  if (fit) header.insert(header.end(), {"fits", "over_memory"});
   header.push_back("error");
-  std::string csv;
-  for (std::size_t i = 0; i < header.size(); ++i) csv += fmt::format("{}{}", i ? "," : "", csv_escape(header[i]));
-  csv += '\n';
+  Table table{std::move(header)};
   for (const PointOutcome& outcome : outcomes) {
     std::vector<std::string> row{std::to_string(outcome.point.index)};
     for (const auto& [key, value] : outcome.point.values) row.push_back(value);
     for (const auto& [metric, width] : columns) {
-      const bool present = outcome.error.empty() && outcome.metrics.contains(metric);
-      if (width < 0) row.push_back(present ? cell(outcome.metrics.at(metric)) : "");
+      const bool value = outcome.error.empty() && outcome.metrics.contains(metric) && !outcome.metrics.at(metric).is_null();
+      if (width < 0) row.push_back(value ? show(metric, outcome.metrics.at(metric)) : "");
       for (int i = 0; i < width; ++i) {
-        const bool has = present && i < static_cast<int>(outcome.metrics.at(metric).size());
-        row.push_back(has ? cell(outcome.metrics.at(metric)[static_cast<std::size_t>(i)]) : "");
+        const bool has = value && outcome.metrics.at(metric).is_array() &&
+                         i < static_cast<int>(outcome.metrics.at(metric).size());
+        row.push_back(has ? show(metric, outcome.metrics.at(metric)[static_cast<std::size_t>(i)]) : "");
       }
     }
-    row.push_back(outcome.error);
+    if (fit) {
+      row.push_back(outcome.fields.contains("fits") ? cell(outcome.fields.at("fits")) : "");
+      row.push_back(outcome.fields.value("over_memory", ""));
+    }
+    row.push_back(outcome_note(outcome));
+    table.push_back(std::move(row));
+  }
+  return table;
+}
+
+std::string markdown_escape(const std::string& text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '|') escaped += '\\';
+    escaped += c == '\n' ? ' ' : c;
+  }
+  return escaped;
+}
+
+std::string markdown_table(const Table& table) {
+  std::string text;
+  for (std::size_t r = 0; r < table.size(); ++r) {
+    text += "|";
+    for (const std::string& value : table[r]) text += fmt::format(" {} |", markdown_escape(value));
+    text += '\n';
+    if (r == 0) {
+      text += "|";
+      for (std::size_t i = 0; i < table[r].size(); ++i) text += "---|";
+      text += '\n';
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string results_csv(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
+  std::string csv;
+  for (const auto& row : results_table(study, outcomes, [](const std::string&, const nlohmann::ordered_json& value) {
+         return cell(value);
+       })) {
     for (std::size_t i = 0; i < row.size(); ++i) csv += fmt::format("{}{}", i ? "," : "", csv_escape(row[i]));
     csv += '\n';
   }
@@ -123,6 +198,11 @@ std::string results_json(const StudyFile& study, const std::vector<PointOutcome>
     nlohmann::ordered_json point = {{"point", outcome.point.index}, {"values", values}, {"arguments", outcome.arguments}};
     if (outcome.error.empty()) {
       point["metrics"] = outcome.metrics;
+      if (!outcome.metric_errors.empty()) point["missing"] = outcome.metric_errors;
+      if (outcome.fields.contains("fits")) {
+        point["fits"] = outcome.fields.at("fits");
+        point["over_memory"] = outcome.fields.value("over_memory", "");
+      }
     } else {
       point["error"] = outcome.error;
     }
@@ -140,29 +220,7 @@ std::string report_markdown(const StudyFile& study, const std::vector<PointOutco
                             const std::vector<std::string>& plot_files) {
   std::string text = fmt::format("# {}\n\n{}\n\n## Results\n\n", study.title.empty() ? study.path : study.title,
                                  study.question);
-  const std::string csv = results_csv(study, outcomes);
-  bool header = true;
-  std::size_t start = 0;
-  while (start < csv.size()) {
-    const std::size_t end = csv.find('\n', start);
-    std::string line = csv.substr(start, end - start);
-    std::string row = "|";
-    std::size_t columns = 0;
-    for (std::size_t from = 0;; ++columns) {
-      const std::size_t comma = line.find(',', from);
-      row += fmt::format(" {} |", line.substr(from, comma - from));
-      if (comma == std::string::npos) break;
-      from = comma + 1;
-    }
-    text += row + '\n';
-    if (header) {
-      text += '|';
-      for (std::size_t i = 0; i <= columns; ++i) text += "---|";
-      text += '\n';
-      header = false;
-    }
-    start = end + 1;
-  }
+  text += markdown_table(results_table(study, outcomes, human_cell));
   text += "\n## Best point per series\n" + best_points(study, outcomes) + "\n## Plots\n\n";
   for (const std::string& file : plot_files) text += fmt::format("![{}]({})\n", file, file);
   return text;
@@ -183,6 +241,7 @@ std::vector<std::string> write_study_outputs(const StudyFile& study, const std::
       if (points.empty()) throw InputError(fmt::format("gantt plot '{}' matches no point", plot.name));
       std::vector<std::string> args = points.front()->arguments;
       args.insert(args.end(), {"--svg", out_dir + "/" + file});
+      if (!plot.window.empty()) args.insert(args.end(), {"--window", plot.window});
       cli::run_in_process("simulate", args);
       std::ifstream in(out_dir + "/" + file);
       svg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -190,12 +249,12 @@ std::vector<std::string> write_study_outputs(const StudyFile& study, const std::
       svg = render_chart_svg(chart_for(study, plot, outcomes));
       write_file(out_dir + "/" + file, svg);
     }
-    plots.emplace_back(plot.title, svg);
+    plots.emplace_back(plot_title(plot), svg);
     plot_files.push_back(file);
     written.push_back(file);
   }
   write_file(out_dir + "/report.md", report_markdown(study, outcomes, plot_files));
-  write_file(out_dir + "/report.html", report_html(study, results_csv(study, outcomes), plots));
+  write_file(out_dir + "/report.html", report_html(study, results_table(study, outcomes, human_cell), plots));
   written.insert(written.end(), {"report.md", "report.html"});
   return written;
 }

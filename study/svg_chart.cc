@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -115,14 +116,19 @@ Extent stack_extent(const ChartSpec& spec, std::size_t categories) {
 }
 
 Extent extent_of(const ChartSpec& spec, std::size_t categories) {
-  if (spec.kind == ChartKind::kStackedBar) return stack_extent(spec, categories);
   Extent extent;
-  for (const ChartSeries& series : spec.series) {
-    for (std::size_t i = 0; i < point_count(series); ++i) {
-      const bool drawn = spec.kind == ChartKind::kLine ? drawable(spec, series, i) : category_of(series, i) >= 0;
-      if (drawn) extent.add(x_at(series, i), series.y[i]);
+  if (spec.kind == ChartKind::kStackedBar) {
+    extent = stack_extent(spec, categories);
+  } else {
+    for (const ChartSeries& series : spec.series) {
+      for (std::size_t i = 0; i < point_count(series); ++i) {
+        const bool drawn = spec.kind == ChartKind::kLine ? drawable(spec, series, i) : category_of(series, i) >= 0;
+        if (drawn) extent.add(x_at(series, i), series.y[i]);
+      }
     }
   }
+  // The limit stays in view beside the data.
+  if (spec.limit && usable(spec.limit->y) && extent.any()) extent.add(extent.x_lo, spec.limit->y);
   return extent;
 }
 
@@ -188,12 +194,41 @@ void write_header(std::string& out, const ChartSpec& spec) {
                  kWidth / 2, coord(font), escape_xml(shorten(spec.title, fits)));
 }
 
+// Solid series after `index`: each one is drawn on top of this one.
+std::size_t solid_after(const ChartSpec& spec, std::size_t index) {
+  std::size_t count = 0;
+  for (std::size_t i = index + 1; i < spec.series.size(); ++i) count += spec.series[i].dashed ? 0 : 1;
+  return count;
+}
+
+// Earlier series are wider and their markers larger rings, so a series
+// drawn over another with the same values leaves it visible.
+double stroke_width(const ChartSpec& spec, std::size_t index) {
+  if (spec.series[index].dashed) return 1.5;
+  return std::min(2.0 + 1.5 * static_cast<double>(solid_after(spec, index)), 6.5);
+}
+
+// A darker shade of a palette colour ("#1f77b4"): closed forms are drawn
+// over their own series, so they must differ from it.
+std::string darker(std::string_view colour) {
+  unsigned value = 0;
+  std::from_chars(colour.data() + 1, colour.data() + colour.size(), value, 16);
+  auto channel = [&](int shift) { return static_cast<unsigned>(((value >> shift) & 0xffu) * 0.55); };
+  return fmt::format("#{:02x}{:02x}{:02x}", channel(16), channel(8), channel(0));
+}
+
+std::string line_colour(const ChartSpec& spec, std::size_t index) {
+  const std::string_view colour = colour_of(spec, index);
+  return spec.series[index].dashed ? darker(colour) : std::string(colour);
+}
+
 void write_polyline(std::string& out, const ChartSpec& spec, std::size_t index, const std::string& points) {
   const ChartSeries& series = spec.series[index];
   fmt::format_to(std::back_inserter(out),
                  "<polyline class=\"series-{}\" data-series=\"{}\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
-                 "stroke-width=\"2\" stroke-linejoin=\"round\" stroke-linecap=\"round\"{}/>\n",
-                 index, escape_xml(series.name), points, colour_of(spec, index), dash_attribute(series));
+                 "stroke-width=\"{}\" stroke-linejoin=\"round\" stroke-linecap=\"round\"{}/>\n",
+                 index, escape_xml(series.name), points, line_colour(spec, index), coord(stroke_width(spec, index)),
+                 dash_attribute(series));
 }
 
 // One polyline per run of drawable points (a lone point is repeated so its
@@ -215,13 +250,18 @@ void write_line_series(std::string& out, const ChartSpec& spec, const PlotBox& b
   }
   if (series.dashed) return;
   auto it = std::back_inserter(out);
+  const std::size_t above = solid_after(spec, index);
+  const double radius = std::min(3.0 + static_cast<double>(above), 6.0);
+  // The top series has filled dots; those under it rings around them.
+  const std::string fill = above == 0 ? std::string(colour_of(spec, index)) : "white";
+  const std::string stroke = above == 0 ? "white" : std::string(colour_of(spec, index));
   for (std::size_t i = 0; i < point_count(series); ++i) {
     if (!drawable(spec, series, i)) continue;
     const double x = x_at(series, i);
     fmt::format_to(it,
-                   "<circle class=\"series-{}\" cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\" stroke=\"white\" "
-                   "stroke-width=\"1\"><title>{}</title></circle>\n",
-                   index, coord(box.px(x)), coord(box.py(series.y[i])), colour_of(spec, index),
+                   "<circle class=\"series-{}\" cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" stroke=\"{}\" "
+                   "stroke-width=\"1.5\"><title>{}</title></circle>\n",
+                   index, coord(box.px(x)), coord(box.py(series.y[i])), coord(radius), fill, stroke,
                    escape_xml(fmt::format("{}: {}, {}", series.name, value_label(x), value_label(series.y[i]))));
   }
 }
@@ -285,10 +325,23 @@ void write_swatch(std::string& out, const ChartSpec& spec, std::size_t index, do
     return;
   }
   fmt::format_to(it, "<line x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"2\"{4}/>",
-                 coord(x), coord(x + 22), coord(y), colour, dash_attribute(series));
+                 coord(x), coord(x + 22), coord(y), line_colour(spec, index), dash_attribute(series));
   if (!series.dashed) {
     fmt::format_to(it, "<circle cx=\"{}\" cy=\"{}\" r=\"3\" fill=\"{}\"/>", coord(x + 11), coord(y), colour);
   }
+}
+
+// The limit as a red dashed line across the plot, labelled at its right end.
+void write_limit(std::string& out, const ChartSpec& spec, const PlotBox& box) {
+  if (!spec.limit || !usable(spec.limit->y)) return;
+  const double y = box.py(spec.limit->y);
+  fmt::format_to(std::back_inserter(out),
+                 "<line class=\"limit\" x1=\"{0}\" y1=\"{2}\" x2=\"{1}\" y2=\"{2}\" stroke=\"#c00000\" "
+                 "stroke-width=\"1.5\" stroke-dasharray=\"8 4\"/>\n"
+                 "<text class=\"limit-label\" x=\"{1}\" y=\"{3}\" text-anchor=\"end\" font-size=\"{4}\" "
+                 "fill=\"#c00000\">{5}</text>\n",
+                 coord(box.left), coord(box.right), coord(y), coord(y - 4), coord(kLabelFont),
+                 escape_xml(spec.limit->label));
 }
 
 // One entry per series, right of the plot, rows shrinking when many.
@@ -333,6 +386,7 @@ std::string render_chart_svg(const ChartSpec& spec) {
     if (spec.kind == ChartKind::kBar) write_bar_series(out, spec, layout, index);
   }
   if (spec.kind == ChartKind::kStackedBar) write_stacked_series(out, spec, layout);
+  write_limit(out, spec, box);
   write_legend(out, spec, box);
   if (!extent.any()) {
     fmt::format_to(std::back_inserter(out),

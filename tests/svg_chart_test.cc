@@ -133,6 +133,13 @@ TEST(SvgChart, IsDeterministic) {
 
 // ---- Line charts.
 
+// "#1f77b4" with each channel at 55 %.
+std::string darker(const std::string& colour) {
+  const unsigned value = std::stoul(colour.substr(1), nullptr, 16);
+  auto channel = [&](int shift) { return static_cast<unsigned>(((value >> shift) & 0xffu) * 0.55); };
+  return fmt::format("#{:02x}{:02x}{:02x}", channel(16), channel(8), channel(0));
+}
+
 TEST(SvgChart, LineDrawsOnePolylinePerContiguousSegmentAndAMarkerPerPoint) {
   ChartSpec spec;
   spec.series.push_back(series("measured", {1, 2, 3, 4, 5, 6, 7}, {1, 2, kNaN, 4, 5, kNaN, 7}));
@@ -142,12 +149,19 @@ TEST(SvgChart, LineDrawsOnePolylinePerContiguousSegmentAndAMarkerPerPoint) {
   const std::vector<const Element*> lines = select(elements, "polyline", "data-series", "measured");
   ASSERT_EQ(lines.size(), 3u);
   for (const Element* line : lines) EXPECT_EQ(attribute(*line, "class"), "series-0");
-  EXPECT_EQ(attribute(*lines[0], "stroke-width"), "2");
+  // The series under another is wider, so a line drawn over it with the
+  // same values leaves it visible; the top one is 2 px.
+  EXPECT_EQ(std::stod(attribute(*lines[0], "stroke-width")), 3.5);
   EXPECT_EQ(select(elements, "polyline", "data-series", "other").size(), 1u);
+  EXPECT_EQ(std::stod(attribute(*select(elements, "polyline", "data-series", "other")[0], "stroke-width")), 2.0);
   const std::vector<const Element*> markers = select(elements, "circle", "class", "series-0");
   ASSERT_EQ(markers.size(), 5u);
   EXPECT_EQ(tooltip(elements, *markers[2]), "measured: 4, 4");
   EXPECT_EQ(select(elements, "circle", "class", "series-1").size(), 3u);
+  // Its markers are rings larger than the top series' dots.
+  EXPECT_EQ(attribute(*markers[0], "fill"), "white");
+  EXPECT_GT(std::stod(attribute(*markers[0], "r")),
+            std::stod(attribute(*select(elements, "circle", "class", "series-1")[0], "r")));
   // The lone last point still shows: its polyline repeats it.
   std::string lone = attribute(*lines[2], "points");
   EXPECT_EQ(lone.substr(0, lone.find(' ')), lone.substr(lone.find(' ') + 1));
@@ -164,8 +178,9 @@ TEST(SvgChart, DashedSeriesCarryADasharrayAndNoMarkers) {
   EXPECT_NE(attribute(*dashed[0], "stroke-dasharray"), "");
   EXPECT_EQ(select(elements, "circle", "class", "series-0").size(), 5u);
   EXPECT_TRUE(select(elements, "circle", "class", "series-1").empty());
-  // The reference picked palette entry 0, like the series it follows.
-  EXPECT_EQ(attribute(*dashed[0], "stroke"), attribute(*solid[0], "stroke"));
+  // The reference picked palette entry 0, like the series it follows, in a
+  // darker shade so that it shows where it lies on that series.
+  EXPECT_EQ(attribute(*dashed[0], "stroke"), darker(attribute(*solid[0], "stroke")));
 }
 
 TEST(SvgChart, LegendListsEverySeriesWithItsSwatch) {
@@ -203,7 +218,7 @@ TEST(SvgChart, ColoursComeFromAPaletteByPositionOrByIndex) {
   }
   EXPECT_EQ(colours.size(), 10u);
   EXPECT_EQ(attribute(*select(elements, "polyline", "class", "series-10")[0], "stroke"),
-            attribute(*select(elements, "polyline", "class", "series-3")[0], "stroke"));
+            darker(attribute(*select(elements, "polyline", "class", "series-3")[0], "stroke")));
 }
 
 // ---- Ticks.

@@ -6,8 +6,9 @@
 
 namespace pipeplan::validate {
 
-profiler::ProfileRequest plan_profile_request(const ValidationPlan& plan) {
+profiler::ProfileRequest plan_profile_request(const ValidationPlan& plan, const ProgressFn& progress) {
   profiler::ProfileRequest request;
+  request.progress = progress;
   request.model = plan.model;
   request.micro_batch_sizes = {plan.shape.micro_batch_size};
   request.seq_lens = {plan.shape.seq_len};
@@ -22,9 +23,10 @@ std::int64_t plan_link_sweep_bytes(const ValidationPlan& plan, std::int64_t elem
   return std::max<std::int64_t>(4 * message, 1 << 20);
 }
 
-std::optional<profiler::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s) {
+std::optional<profiler::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
+                                                     const ProgressFn& progress) {
   std::optional<profiler::Profile> profile;
-  if (transport.rank() == 0) profile = profiler::profile_layers_cpu(plan_profile_request(plan));
+  if (transport.rank() == 0) profile = profiler::profile_layers_cpu(plan_profile_request(plan, progress));
   transport.barrier(wait_s);
   if (transport.ranks() > 1) {
     profiler::LinkProfile links = profiler::measure_links_with_mpi(plan_link_sweep_bytes(plan, sizeof(float)), 3, 20);

@@ -13,7 +13,7 @@
 namespace pipeplan::validate {
 
 // The plan's model at its micro-batch shape: 1 warm-up, 5 timed runs.
-profiler::ProfileRequest plan_profile_request(const ValidationPlan& plan);
+profiler::ProfileRequest plan_profile_request(const ValidationPlan& plan, const ProgressFn& progress = {});
 
 // The largest message of a link sweep for the plan: four of the
 // activations a stage sends (element_bytes each), at least 1 MiB.
@@ -24,6 +24,7 @@ std::int64_t plan_link_sweep_bytes(const ValidationPlan& plan, std::int64_t elem
 // every rank at once would time each rank's copy of the same heavy pass
 // against the others', a contention the run itself does not have); then
 // the MPI link sweep between ranks 0 and 1. The profile is on rank 0.
-std::optional<profiler::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s);
+std::optional<profiler::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
+                                                     const ProgressFn& progress = {});
 
 }  // namespace pipeplan::validate

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/progress.h"
 #include "models/model_config.h"
 #include "models/training_shape.h"
 #include "planner/stage_split.h"
@@ -30,6 +31,8 @@ struct ExecutionSettings {
   // answering for stall_s before its first measured iteration.
   int stall_rank = -1;
   double stall_s = 0;
+  // Told before the gradient check, each warm-up and each measured iteration.
+  ProgressFn progress;
 };
 
 struct RankResult {

@@ -4,6 +4,8 @@
 // measured for time and memory.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -58,14 +60,22 @@ RankResult run_rank(BasicStageRunner<Backend>& runner, const models::ModelConfig
   result.rank = transport.rank();
   result.parameter_bytes = runner.parameter_bytes();
   result.holds_loss = runner.holds_loss();
+  const std::size_t steps = (settings.check_gradients ? 1u : 0u) + static_cast<std::size_t>(settings.warmup) +
+                            static_cast<std::size_t>(settings.iterations);
+  std::size_t step = 0;
   if (settings.check_gradients) {
+    report(settings.progress, step++, steps, "gradient check");
     check_gradients(runner, model, shape, lowered, transport, channel, settings, result);
   }
-  for (int i = 0; i < settings.warmup; ++i) timed_iteration(runner, lowered, transport, channel);
+  for (int i = 0; i < settings.warmup; ++i) {
+    report(settings.progress, step++, steps, fmt::format("warm-up iteration {}", i + 1));
+    timed_iteration(runner, lowered, transport, channel);
+  }
   if (settings.stall_rank == transport.rank()) {
     std::this_thread::sleep_for(std::chrono::duration<double>(settings.stall_s));
   }
   for (int i = 0; i < settings.iterations; ++i) {
+    report(settings.progress, step++, steps, fmt::format("iteration {} of {}", i + 1, settings.iterations));
     runner.zero_gradients();
     transport.barrier();
     const typename Backend::MemoryProbe probe = runner.backend().memory_probe();
@@ -75,6 +85,7 @@ RankResult run_rank(BasicStageRunner<Backend>& runner, const models::ModelConfig
     result.peak_held_bytes = std::max(result.peak_held_bytes, runner.peak_held_bytes());
   }
   if (!settings.check_gradients) result.loss = runner.loss();
+  report(settings.progress, steps, steps, "iterations done");
   return result;
 }
 

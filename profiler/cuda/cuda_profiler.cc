@@ -147,6 +147,7 @@ Profile profile_layers_cuda(const ProfileRequest& request) {
         const models::TrainingShape built = shape_of(request, request.micro_batch_sizes.front(), s);
         auto layers = build_cuda_layers(context, request.model, built, runs[r].index, runs[r].index + 1, options);
         for (int b : request.micro_batch_sizes) {
+          report_progress(request, measured.size(), runs[r].kind, b, s);
           measured[{b, s, r}] = runner.measure(*layers.front(), shape_of(request, b, s), runs[r]);
         }
       } catch (const DeviceOutOfMemory& error) {
@@ -157,6 +158,7 @@ Profile profile_layers_cuda(const ProfileRequest& request) {
       }
     }
   }
+  report_progress(request, measured.size(), "", 0, 0);
   for (int b : request.micro_batch_sizes) {
     for (int s : request.seq_lens) {
       for (std::size_t r = 0; r < runs.size(); ++r) profile.layers.push_back(measured.at({b, s, r}));

@@ -21,6 +21,8 @@ RankResult execute_rank_cuda(const models::ModelConfig&, const models::TrainingS
   missing();
 }
 
-std::optional<profiler::Profile> measure_cuda_profile(const ValidationPlan&, Transport&, double) { missing(); }
+std::optional<profiler::Profile> measure_cuda_profile(const ValidationPlan&, Transport&, double, const ProgressFn&) {
+  missing();
+}
 
 }  // namespace pipeplan::validate
