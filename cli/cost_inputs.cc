@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 
 #include "common/error.h"
@@ -104,6 +106,27 @@ void merge_yaml(const std::string& path, CostInputs& inputs) {
   }
 }
 
+// Link options that would change nothing are refused: bytes over unlimited
+// bandwidth cost nothing, bandwidth carries no bytes, and without
+// --ranks-per-node every rank is on one node.
+void check_link_options(const CostInputs& inputs, const ResolvedCosts& resolved) {
+  if ((inputs.inter_node_bandwidth || inputs.inter_node_latency) && resolved.topology.ranks_per_node == 0) {
+    throw InputError("--inter-node-bandwidth and --inter-node-latency need --ranks-per-node: without it every rank is "
+                     "on one node");
+  }
+  const auto& bytes = resolved.rank_costs.send_bytes;
+  const bool sends = std::any_of(bytes.begin(), bytes.end(), [](std::int64_t b) { return b > 0; });
+  if ((inputs.link_bandwidth || inputs.inter_node_bandwidth) && !sends) {
+    throw InputError("a link bandwidth carries --p2p-bytes: give the bytes sent per micro-batch too, or drop it");
+  }
+  const bool limited = std::isfinite(resolved.topology.intra_node.bandwidth_bytes_per_s) ||
+                       std::isfinite(resolved.topology.inter_node.bandwidth_bytes_per_s);
+  if (sends && !limited) {
+    throw InputError("--p2p-bytes cost nothing over links of unlimited bandwidth: give --link-bandwidth too, or drop "
+                     "it");
+  }
+}
+
 }  // namespace
 
 void add_cost_options(CLI::App& command, CostInputs& inputs) {
@@ -195,6 +218,8 @@ ResolvedCosts resolve_costs(const CostInputs& given) {
   for (const sim::LinkSpec* link : {&topology.intra_node, &topology.inter_node}) {
     if (link->bandwidth_bytes_per_s <= 0) throw InputError("link bandwidths must be > 0");
   }
+  check_link_options(inputs, resolved);
+  resolved.weight_grad_bytes_given = inputs.wgrad_bytes.has_value();
   return resolved;
 }
 

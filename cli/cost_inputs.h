@@ -25,6 +25,7 @@ struct ResolvedCosts {
   sim::RankCosts rank_costs;
   sim::Topology topology;
   bool weight_grad_given = false;  // --tw (or tw:) was set
+  bool weight_grad_bytes_given = false;  // --wgrad-bytes (or wgrad-bytes:) was set
   std::string source;              // where the costs came from, for the report
 };
 
@@ -34,6 +35,8 @@ void add_cost_options(CLI::App& command, CostInputs& inputs);
 
 // Command-line values override the costs file. With no times at all, the
 // built-in default is the 1.5B model of Zero Bubble's Table 9 (p = 8).
+// Link options that would change nothing (bytes without a bandwidth, a
+// bandwidth without bytes, inter-node links on one node) are refused.
 ResolvedCosts resolve_costs(const CostInputs& inputs);
 
 // The keys a costs YAML accepts (the long option names).

@@ -30,6 +30,17 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
       ->capture_default_str();
 }
 
+void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero) {
+  if (sequence_parallel && tp == 1) {
+    throw InputError("--sequence-parallel splits norms and dropout over the t ranks: with --tp 1 it changes nothing; "
+                     "drop it or raise --tp");
+  }
+  if (zero > 0 && dp == 1) {
+    throw InputError("--zero shards over the d data-parallel ranks: with --dp 1 it changes nothing; drop it or raise "
+                     "--dp");
+  }
+}
+
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model) {
   for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
                              std::pair{options.dp, "--dp"}}) {
@@ -37,6 +48,7 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   }
   if (options.seq < 0) throw InputError(fmt::format("--seq must be >= 1 (got {})", options.seq));
   if (options.zero < 0 || options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", options.zero));
+  check_parallel_flags(options.tp, options.sequence_parallel, options.dp, options.zero);
   models::TrainingShape shape;
   shape.micro_batch_size = options.micro_batch_size;
   shape.seq_len = options.seq > 0 ? options.seq : std::min(model.context, kDefaultSeqCap);

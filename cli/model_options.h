@@ -34,6 +34,10 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
 // Checks every value (and the sequence against the model's context).
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model);
 
+// Refuses --sequence-parallel with t = 1 and --zero with d = 1 (neither
+// would change anything).
+void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero);
+
 // The help text of --allow-long-context, shared with `plan`.
 inline constexpr const char* kAllowLongContextHelp =
     "Cost a --seq beyond the model's context (as context parallelism or RoPE scaling would run it)";

@@ -127,7 +127,12 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("micro-batch-size")) shape.micro_batch_size = given_shape.micro_batch_size;
   if (has("tp")) shape.tp = given_shape.tp;
   if (has("dp")) shape.dp = given_shape.dp;
-  if (has("zero")) shape.zero = training_shape(given_shape, run.model).zero;
+  if (has("zero")) {
+    if (given_shape.zero < 0 || given_shape.zero > 3) {
+      throw InputError(fmt::format("--zero must be 0..3 (got {})", given_shape.zero));
+    }
+    shape.zero = static_cast<models::ZeroStage>(given_shape.zero);
+  }
   if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
   if (has("recompute")) shape.recompute = models::parse_recompute(given_shape.recompute);
   if (has("no-flash-attention")) shape.flash_attention = false;
@@ -135,6 +140,8 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                              std::pair{shape.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
+  check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.dp,
+                       has("zero") ? static_cast<int>(shape.zero) : 0);
   setup.pp = has("stages") ? source.ranks : plan.plan.pp;
   setup.microbatches = has("microbatches") ? source.microbatches : plan.plan.microbatches;
   setup.schedule = has("schedule") ? source.name : plan.plan.schedule;
@@ -211,6 +218,7 @@ CommandOutput run_model_comparison(const ModelSimulateOptions& options, const Sc
     run.setup.schedule = family.name;
     run.setup.virtual_stages =
         virtual_stages_of(row.schedule, compared_virtual_stages(family, source.virtual_stages));
+    if (family.name != "Interleaved1F1B") run.setup.microbatch_group_size = 0;
     try {
       planner::ModelSimulation result = simulate_run(run, simulation_options(outputs, false));
       row.iteration_s = result.iteration_time_s;

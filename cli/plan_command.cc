@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/model_options.h"
+#include "cli/option_use.h"
 #include "cli/output_files.h"
 #include "common/error.h"
 #include "common/units.h"
@@ -48,6 +49,24 @@ double parse_fraction(const std::string& text, const char* option) {
   return percent ? value / 100 : value;
 }
 
+// Options that only some settings read are refused under the others.
+void check_option_use(const PlanOptions& options, const CLI::App& command) {
+  if (given(command, "balance-slack") && (options.partition != "memory" || options.objective == "memory")) {
+    throw InputError("--balance-slack trades time for memory in --partition memory with --objective throughput; "
+                     "drop it here");
+  }
+  if (given(command, "partition") && (options.layers || options.layout)) {
+    throw InputError("--partition chooses the split, which --layers/--layout already give: drop one");
+  }
+  if (options.sequence_parallel_option->count() > 0 && options.tp == 1) {
+    throw InputError("--sequence-parallel / --no-sequence-parallel apply with t > 1: with --tp 1 they change "
+                     "nothing; drop them");
+  }
+  if (options.zero && options.dp == 1) {
+    throw InputError("--zero shards over the d data-parallel ranks: with --dp 1 it changes nothing; drop it");
+  }
+}
+
 planner::PlanRequest make_request(const PlanOptions& options) {
   planner::PlanRequest request;
   request.model = models::load_model(options.model);
@@ -76,6 +95,10 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   if (options.profile) {
     request.profile = profiler::read_profile_yaml(*options.profile);
     request.profile_file = *options.profile;
+    if (options.tp && *options.tp != request.profile->tp) {
+      throw InputError(fmt::format("--tp {} but {} measured t = {}: drop --tp or profile at that size", *options.tp,
+                                   *options.profile, request.profile->tp));
+    }
   }
   request.partition = planner::parse_partition_method(options.partition);
   request.balance_slack = parse_fraction(options.balance_slack, "--balance-slack");
@@ -118,7 +141,8 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
                                infeasible_advice(lowest, options)));
 }
 
-CommandOutput run_plan(const PlanOptions& options) {
+CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
+  check_option_use(options, command);
   const planner::PlanRequest request = make_request(options);
   planner::PlanReport report;
   report.model = request.model.name;
@@ -190,7 +214,7 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object");
   command->add_option("--out", options->out, "Write the best plan as YAML (replay: pipeplan simulate --plan FILE)");
-  command->callback([options, sink] { sink(run_plan(*options), options->json); });
+  command->callback([options, sink, command] { sink(run_plan(*options, *command), options->json); });
 }
 
 }  // namespace pipeplan::cli

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/option_use.h"
 #include "cli/output_files.h"
 #include "cli/terminal_progress.h"
 #include "common/error.h"
@@ -123,7 +124,10 @@ void register_profile_command(CLI::App& app) {
   links->add_option("--repeats", options->repeats, "Measured runs per size")->capture_default_str();
   links->add_option("--out", options->out, "Profile YAML to write (its links are replaced if it exists)")
       ->capture_default_str();
-  links->callback([options] { run_links(*options); });
+  links->callback([options, command] {
+    refuse_unread_options(*command, {}, "with `profile links` (give the links' options after 'links')");
+    run_links(*options);
+  });
   command->callback([options, links] {
     if (!links->parsed()) run_layers(*options);
   });

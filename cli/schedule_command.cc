@@ -5,8 +5,10 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/option_use.h"
 #include "cli/output_files.h"
 #include "cli/schedule_source.h"
+#include "common/error.h"
 #include "sim/dependency_graph.h"
 #include "sim/generators/registry.h"
 #include "sim/lowering.h"
@@ -37,12 +39,26 @@ void list_families() {
   }
 }
 
-void run_schedule(const ScheduleOptions& options) {
+void run_schedule(const ScheduleOptions& options, const CLI::App& command) {
+  const std::vector<std::string_view> outputs{"lowered", "max-steps", "recv-placement", "csv-out"};
+  if (options.list) {
+    refuse_unread_options(command, {"list"}, "with --list");
+  } else if (options.source.csv_file) {
+    refuse_unread_options(command, joined({{"schedule-csv", "stages", "microbatches"}, outputs}),
+                          "with --schedule-csv (the file fixes the schedule)");
+  } else {
+    refuse_unread_options(command,
+                          joined({{"schedule", "stages", "microbatches", "virtual", "microbatch-group-size"}, outputs}),
+                          "here");
+  }
   if (options.list) {
     list_families();
     return;
   }
   const sim::Schedule schedule = load_schedule(options.source);
+  if (given(command, "recv-placement") && schedule.has_comm()) {
+    throw InputError("--recv-placement: the file already places its SEND/RECV actions; drop it");
+  }
   sim::validate_schedule(schedule);
   const sim::Schedule lowered =
       sim::lower_communication(schedule, sim::parse_recv_placement(options.recv_placement));
@@ -81,7 +97,7 @@ void register_schedule_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   command->add_option("--csv-out", options->csv_out, "Write the schedule as a PyTorch schedule CSV");
-  command->callback([options] { run_schedule(*options); });
+  command->callback([options, command] { run_schedule(*options, *command); });
 }
 
 }  // namespace pipeplan::cli

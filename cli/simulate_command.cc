@@ -72,9 +72,9 @@ CommandOutput compare_given_times(const ScheduleSource& source, const ResolvedCo
       return row;
     }
     try {
+      const int group = family.name == "Interleaved1F1B" ? source.microbatch_group_size : 0;
       const sim::Schedule schedule = sim::generate_schedule(
-          family.name, {source.ranks, source.microbatches, compared_virtual_stages(family, source.virtual_stages),
-                        source.microbatch_group_size});
+          family.name, {source.ranks, source.microbatches, compared_virtual_stages(family, source.virtual_stages), group});
       row.report = sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule), costs.topology,
                                  simulation_options(outputs, false));
       set_memory_limit(*row.report, outputs);
@@ -96,8 +96,20 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
   }
   const sim::Schedule schedule = load_schedule(options.source);
   check_semantics_options(outputs, schedule.name, has_overlapped_pairs(schedule));
+  if (costs.topology.ranks_per_node >= schedule.ranks) {
+    throw InputError(fmt::format("--ranks-per-node {} puts all {} ranks on one node: it changes nothing; drop it",
+                                 costs.topology.ranks_per_node, schedule.ranks));
+  }
+  if (outputs.recv_placement && schedule.has_comm()) {
+    throw InputError("--recv-placement: the schedule already places its SEND/RECV actions; drop it");
+  }
   if (!costs.weight_grad_given && splits_backward(schedule)) {
     throw InputError(fmt::format("{} splits the backward into I and W: give --tw, the weight-gradient time (ms)",
+                                 schedule.name));
+  }
+  if (costs.weight_grad_bytes_given && !splits_backward(schedule)) {
+    throw InputError(fmt::format("--wgrad-bytes is what an I keeps until its W, and {} runs full backwards: drop it "
+                                 "or pick a schedule that splits the backward (ZBH1, ZBV, ...)",
                                  schedule.name));
   }
   const bool gantt = wants_gantt(outputs, schedule);
@@ -123,6 +135,7 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
 
 CommandOutput run_simulate(const SimulateOptions& options, const CLI::App& command) {
   if (given(command, "window") && !options.outputs.svg_file) throw InputError("--window needs --svg");
+  if (options.outputs.gantt && options.outputs.json) throw InputError("--gantt draws in the text summary: drop --json or it");
   const bool all = !options.source.csv_file && options.source.name == "all";
   if (options.model.plan) {
     refuse_unread_options(command, joined({{"plan"}, plan_override_options(), kOneRun}),

@@ -43,12 +43,35 @@ void check_backend(const std::string& backend) {
   if (backend == "cuda") validate::require_cuda_backend();
 }
 
+// Why this run's prediction is not the plan file's figure.
+std::vector<std::string> prediction_notes(const validate::ValidationPlan& plan, const planner::ModelSimulation& predicted,
+                                          bool reprofiled) {
+  std::vector<std::string> notes;
+  const std::string plan_source = plan.file.profile.empty() ? "the analytical model" : plan.file.profile;
+  if (reprofiled) {
+    notes.push_back(fmt::format("predicted with the plan's layers measured on these ranks just now (no --profile); "
+                                "the plan was costed with {}",
+                                plan_source));
+  }
+  if (plan.file.plan.iteration_time_s > 0) {
+    notes.push_back(fmt::format("the plan file's {:.2f} ms is the whole step on {} ({} + gradient sync + optimizer); "
+                                "this run executes and predicts the pipeline alone ({:.2f} ms predicted here)",
+                                plan.file.plan.iteration_time_s * 1e3, plan.file.hardware, plan_source,
+                                predicted.report.makespan_s * 1e3));
+  }
+  return notes;
+}
+
 void write_outputs(const ValidateOptions& options, const validate::ValidationPlan& plan,
                    const std::vector<validate::RankResult>& results, const planner::ModelSimulation& predicted,
                    const std::optional<profiler::Profile>& measured_profile) {
   validate::Comparison comparison = validate::compare_runs(results, predicted);
   comparison.plan = plan.path;
   comparison.backend = options.backend;
+  comparison.notes = prediction_notes(plan, predicted, measured_profile.has_value());
+  comparison.settings = {{"iterations", options.iterations}, {"warmup", options.warmup},
+                         {"check_gradients", options.check_gradients}, {"seed", options.seed},
+                         {"timeout_s", options.timeout_s}, {"profile", options.profile.value_or("")}};
   std::filesystem::create_directories(options.out);
   const std::filesystem::path dir(options.out);
   write_text_file((dir / "comparison.json").string(), validate::comparison_json(comparison), "--out");
@@ -68,6 +91,11 @@ void write_outputs(const ValidateOptions& options, const validate::ValidationPla
 
 void run_validate(const ValidateOptions& options, validate::World& world) {
   check_backend(options.backend);
+  if (options.inject_stall >= world.ranks() || (options.inject_stall >= 0 && world.ranks() < 2)) {
+    throw InputError(fmt::format("--inject-stall {}: stalling a rank needs another to notice it; run 2 or more ranks "
+                                 "and name one of 0..{}",
+                                 options.inject_stall, world.ranks() - 1));
+  }
   profiler::keep_freed_memory();
   const validate::ValidationPlan plan = validate::prepare_validation(options.plan, world.ranks(), options.backend);
   std::optional<profiler::Profile> given;

@@ -281,7 +281,11 @@ ModelConfig load_model(const std::string& name_or_path) {
 
 void check_sequence_length(const ModelConfig& model, int seq_len, bool allow_long_context) {
   if (seq_len < 1) throw InputError(fmt::format("--seq must be >= 1 (got {})", seq_len));
-  if (seq_len <= model.context) return;
+  if (seq_len <= model.context) {
+    if (!allow_long_context) return;
+    throw InputError(fmt::format("--allow-long-context: --seq {} is within {}'s context of {} tokens; drop it",
+                                 seq_len, model.name, model.context));
+  }
   if (model.position == PositionEmbedding::kLearned) {
     throw InputError(fmt::format("--seq {} exceeds {}'s {} learned positions: no longer sequence can run; use --seq "
                                  "{} or less",

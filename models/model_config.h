@@ -69,6 +69,8 @@ std::vector<std::string> zoo_model_names();
 // Refuses a sequence of over the model's context (what its position
 // embedding was trained for) unless `allow_long_context`: such a run needs
 // context parallelism or RoPE scaling, which the cost model does not apply.
+// `allow_long_context` with a sequence within the context is refused too
+// (it would change nothing).
 void check_sequence_length(const ModelConfig& model, int seq_len, bool allow_long_context);
 
 }  // namespace pipeplan::models

@@ -92,6 +92,14 @@ PlanFile read_plan_yaml(const std::string& path) {
   }
   file.layout = read_text(root, "layout", path);
   if (root["profile"]) file.profile = read_text(root, "profile", path);
+  // The figures `plan` printed, to set beside a replay or a real run.
+  if (const YAML::Node predicted = root["predicted"]; predicted && predicted.IsMap() && predicted["iteration_time_s"]) {
+    try {
+      p.iteration_time_s = predicted["iteration_time_s"].as<double>();
+    } catch (const YAML::Exception&) {
+      throw_at(path, predicted["iteration_time_s"], "'predicted.iteration_time_s' must be a number of seconds");
+    }
+  }
   return file;
 }
 

@@ -97,6 +97,7 @@ Profile new_profile(const ProfileRequest& request, const std::string& device, co
   profile.date = utc_timestamp();
   profile.model = request.model.name;
   profile.tp = request.tp;
+  profile.warmup = request.warmup;
   return profile;
 }
 

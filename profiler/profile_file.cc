@@ -77,6 +77,7 @@ class ProfileReader {
     profile.date = text(root_, "date");
     profile.model = text(root_, "model");
     profile.tp = integer(root_, "tp");
+    if (root_["warmup"]) profile.warmup = integer(root_, "warmup");
     const YAML::Node layers = field(root_, "layers");
     for (const YAML::Node& node : layers) profile.layers.push_back(layer(node));
     if (root_["links"]) profile.links = links(root_["links"]);
@@ -162,6 +163,7 @@ std::string write_profile_yaml(const Profile& profile) {
   out << YAML::Key << "date" << YAML::Value << profile.date;
   out << YAML::Key << "model" << YAML::Value << profile.model;
   out << YAML::Key << "tp" << YAML::Value << profile.tp;
+  out << YAML::Key << "warmup" << YAML::Value << profile.warmup;
   out << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
   for (const LayerMeasurement& layer : profile.layers) emit_layer(out, layer);
   out << YAML::EndSeq;

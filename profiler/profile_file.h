@@ -61,6 +61,7 @@ struct Profile {
   std::string date;     // ISO 8601, UTC
   std::string model;    // the model's name
   int tp = 1;
+  int warmup = 0;  // unmeasured runs before each layer's timed ones
   std::vector<LayerMeasurement> layers;
   std::optional<LinkProfile> links;
 };

@@ -53,7 +53,6 @@ void fill_rank_reports(const Schedule& schedule, const PipelineCosts& costs, con
     rank_report.rank = rank;
     rank_report.busy_s = use.busy_s;
     rank_report.span_s = use.span_s();
-    rank_report.idle_s = std::max(0.0, rank_report.span_s - use.busy_s);  // drop rounding noise
     rank_report.first_start_s = use.active() ? use.first_start_s : 0;
     rank_report.last_end_s = use.last_end_s;
     rank_report.compute_actions = use.compute_actions;
@@ -68,6 +67,11 @@ void fill_rank_reports(const Schedule& schedule, const PipelineCosts& costs, con
     report.ideal_s = std::max(report.ideal_s, use.busy_s);
     busy_total += use.busy_s;
     report.ranks_detail.push_back(rank_report);
+  }
+  // Idle against the iteration, not the rank's own span: waiting for the
+  // first input and after the last output is bubble too.
+  for (RankReport& rank_report : report.ranks_detail) {
+    rank_report.idle_s = std::max(0.0, report.cost_s - rank_report.busy_s);  // drop rounding noise
   }
   const double capacity = report.cost_s * schedule.ranks;
   // Both are >= 0 by construction (cost >= every rank's busy time); the

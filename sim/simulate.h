@@ -40,7 +40,7 @@ struct RankReport {
   int rank = 0;
   double busy_s = 0;   // compute time
   double span_s = 0;   // first activity to last
-  double idle_s = 0;   // span - busy
+  double idle_s = 0;   // the iteration (cost) less busy: the ranks' idle times sum to the bubble
   double first_start_s = 0;
   double last_end_s = 0;
   std::size_t compute_actions = 0;

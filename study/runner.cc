@@ -73,6 +73,10 @@ std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& op
     throw InputError(fmt::format("the study has {} points (over {}); shrink the sweep or pass --yes", total,
                                  kMaxPointsUnconfirmed));
   }
+  if (total <= kMaxPointsUnconfirmed && options.yes) {
+    throw InputError(fmt::format("--yes confirms studies of over {} points; this one has {}: drop it",
+                                 kMaxPointsUnconfirmed, total));
+  }
   const std::string config_dir = options.out_dir + "/configs";
   std::filesystem::create_directories(config_dir);
   std::vector<PointOutcome> outcomes;

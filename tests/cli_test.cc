@@ -98,7 +98,8 @@ TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
   expect_refused("simulate --schedule Interleaved1F1B -p 4 -m 6 --tf 1 --tb 1", "divisible");
   expect_refused("simulate --schedule DualPipeV -p 4 -m 6 --tf 1 --tb 1 --tw 1", ">= 2 x --stages");
   expect_refused("simulate --schedule ZBV -v 3 --tf 1 --tb 1 --tw 1", "--virtual 2");
-  expect_refused("simulate --act-bytes 1GiB --wgrad-bytes 2GiB", "exceeds --act-bytes");
+  expect_refused("simulate --schedule ZBH1 --act-bytes 1GiB --wgrad-bytes 2GiB", "exceeds --act-bytes");
+  expect_refused("simulate --act-bytes 1GiB --wgrad-bytes 1GiB", "1F1B runs full backwards");
   expect_refused("simulate --link-bandwidth 0GB/s", "bandwidths must be > 0");
   expect_refused("simulate --schedule-csv /nonexistent.csv", "cannot open");
   expect_refused("simulate --trace /nonexistent/dir/trace.json", "cannot write");

@@ -113,7 +113,6 @@ Comparison compare_runs(const std::vector<RankResult>& measured, const planner::
     figures.rank = rank.rank;
     figures.measured_busy_s = times.busy_s;
     figures.predicted_busy_s = simulated.busy_s;
-    figures.measured_idle_s = times.span() - times.busy_s;
     figures.predicted_idle_s = simulated.idle_s;
     figures.measured_activation_bytes = rank.peak_held_bytes;
     figures.predicted_activation_bytes = simulated.peak_activation_bytes;
@@ -123,6 +122,12 @@ Comparison compare_runs(const std::vector<RankResult>& measured, const planner::
   }
   const double ranks = static_cast<double>(measured.size());
   comparison.measured_bubble_rate = cost > 0 ? 1 - busy_total / (ranks * cost) : 0;
+  comparison.bubble_error_pct = error_pct(comparison.predicted_bubble_rate, comparison.measured_bubble_rate);
+  // Idle against the iteration (the largest rank span), as the simulator
+  // counts it: the ranks' idle times sum to the bubble.
+  for (RankComparison& figures : comparison.rank_figures) {
+    figures.measured_idle_s = std::max(0.0, cost - figures.measured_busy_s);
+  }
   add_gradient_figures(measured, comparison);
   return comparison;
 }
@@ -150,6 +155,9 @@ std::string comparison_json(const Comparison& c) {
                {"iteration_error_pct", c.iteration_error_pct},
                {"measured_bubble_rate", c.measured_bubble_rate},
                {"predicted_bubble_rate", c.predicted_bubble_rate},
+               {"bubble_error_pct", c.bubble_error_pct},
+               {"notes", c.notes},
+               {"settings", c.settings},
                {"measured_iterations_s", c.measured_iterations_s},
                {"representative_iteration", c.representative_iteration},
                {"per_rank", std::move(ranks)}};
@@ -167,10 +175,11 @@ std::string comparison_json(const Comparison& c) {
 std::string comparison_summary(const Comparison& c) {
   std::string text = fmt::format(
       "{} on {} {} ranks, {} micro-batches ({})\niteration: measured {:.2f} ms (median of {}), predicted {:.2f} ms, "
-      "error {:+.1f}%\nbubble rate: measured {:.3f}, predicted {:.3f}\n",
+      "error {:+.1f}%\nbubble rate: measured {:.3f}, predicted {:.3f}, error {:+.1f}%\n",
       c.schedule, c.ranks, c.backend, c.microbatches, c.cost_source, c.measured_iteration_s * 1e3,
       c.measured_iterations_s.size(), c.predicted_iteration_s * 1e3, c.iteration_error_pct, c.measured_bubble_rate,
-      c.predicted_bubble_rate);
+      c.predicted_bubble_rate, c.bubble_error_pct);
+  for (const std::string& note : c.notes) text += fmt::format("note: {}\n", note);
   text += fmt::format("{:>4} {:>21} {:>21} {:>25} {:>25}\n", "rank", "busy ms meas/pred", "idle ms meas/pred",
                       "activations meas/pred", "peak memory meas/pred");
   for (const RankComparison& r : c.rank_figures) {

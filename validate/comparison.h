@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ inline constexpr double kGradientTolerance = kFp32GradientTolerance;
 struct RankComparison {
   int rank = 0;
   double measured_busy_s = 0, predicted_busy_s = 0;
+  // The iteration (the largest rank span) less busy: idle ranks sum to the bubble.
   double measured_idle_s = 0, predicted_idle_s = 0;
   // Activations and tensors in flight, at their peak.
   std::int64_t measured_activation_bytes = 0, predicted_activation_bytes = 0;
@@ -43,6 +45,12 @@ struct Comparison {
   double iteration_error_pct = 0;  // (predicted - measured) / measured
   double measured_bubble_rate = 0;
   double predicted_bubble_rate = 0;
+  double bubble_error_pct = 0;  // (predicted - measured) / measured
+  // Why the prediction is what it is: re-profiled on these ranks, and how
+  // it differs from the figures the plan file carries.
+  std::vector<std::string> notes;
+  // How the run was made (iterations, warm-up, seed, timeout, ...).
+  nlohmann::ordered_json settings = nlohmann::ordered_json::object();
   std::vector<RankComparison> rank_figures;
   // The gradient check, when run: worst over ranks.
   std::optional<GradientCheck> gradients;

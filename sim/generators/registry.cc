@@ -81,6 +81,11 @@ Schedule generate_schedule(std::string_view name, PipelineShape shape) {
   if (shape.microbatch_group_size < 0) {
     throw InputError(fmt::format("--microbatch-group-size must be >= 1 (got {})", shape.microbatch_group_size));
   }
+  if (shape.microbatch_group_size > 0 && family.name != "Interleaved1F1B") {
+    throw InputError(fmt::format("--microbatch-group-size orders Interleaved1F1B's micro-batches; {} does not use it: "
+                                 "drop it",
+                                 family.name));
+  }
   if (shape.virtual_stages == 0) shape.virtual_stages = family.default_virtual_stages;
   // Up to 3 compute actions per (stage, micro-batch); vertices are 32-bit.
   constexpr double kMaxComputeActions = 1e9;

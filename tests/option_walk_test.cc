@@ -1,0 +1,318 @@
+// No option is accepted and ignored: every option of every subcommand, in
+// every way of running it, either changes what the command produces or is
+// refused with one line and exit 2. The options come from each command's
+// --help, so a new option without a case here fails the test.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli_support.h"
+#include "tests/temp_files.h"
+
+namespace {
+
+using namespace pipeplan::testing;
+using Args = std::map<std::string, std::string>;  // option -> what to append ("--tp 2"); {file} is a fresh path
+
+// The long name of each option `pipeplan <command> --help` lists (the first
+// one of an option with several).
+std::vector<std::string> long_options(const std::string& command) {
+  const CommandResult help = run(command + " --help");
+  std::vector<std::string> names;
+  std::istringstream lines(help.out);
+  const std::regex option(R"(^\s+(?:-\w,)*--([a-z][a-z0-9-]*))");
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch match;
+    if (std::regex_search(line, match, option) && match[1] != "help") names.push_back(match[1]);
+  }
+  return names;
+}
+
+using Result = std::function<std::string(const CommandResult&)>;
+
+std::string standard_output(const CommandResult& result) { return result.out; }
+
+struct Mode {
+  Mode(std::string name_, std::string command_, std::string base_, Args args_, Result result_ = standard_output,
+       std::set<std::string> same_ = {})
+      : name(std::move(name_)), command(std::move(command_)), base(std::move(base_)), args(std::move(args_)),
+        result(std::move(result_)), same(std::move(same_)) {}
+  std::string name;
+  std::string command;  // as `--help` takes it: "simulate", "model show"
+  std::string base;     // arguments after the command
+  Args args;            // this mode's cases, over the command's shared ones ("": in the base)
+  Result result;        // what the run produced, to compare with the base run's
+  std::set<std::string> same;  // options that must not change the result (threads, jobs)
+};
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+void walk(const Mode& mode, const Args& shared) {
+  const CommandResult base = run(mode.command + " " + mode.base);
+  ASSERT_EQ(base.code, 0) << mode.name << ": " << base.err;
+  const std::string expected = mode.result(base);
+  int counter = 0;
+  for (const std::string& option : long_options(mode.command)) {
+    const auto own = mode.args.find(option);
+    const auto common = shared.find(option);
+    if (own == mode.args.end() && common == shared.end()) {
+      ADD_FAILURE() << mode.name << ": no case for --" << option << "; add one to this test";
+      continue;
+    }
+    const std::string file = temp_path(mode.name + "-" + option + "-" + std::to_string(counter++));
+    const std::string arg = replace_all(own != mode.args.end() ? own->second : common->second, "{file}", file);
+    if (arg.empty()) continue;  // the mode's own option, in its base
+    const CommandResult result = run(mode.command + " " + mode.base + " " + arg);
+    const std::string where = mode.name + ": " + arg;
+    if (result.code == 2) {
+      EXPECT_EQ(lines(result.err), 1u) << where << "\n" << result.err;
+      continue;
+    }
+    ASSERT_EQ(result.code, 0) << where << "\n" << result.err;
+    if (arg.find(file) != std::string::npos) {
+      EXPECT_TRUE(std::filesystem::exists(file)) << where << ": wrote nothing";
+    } else if (mode.same.count(option) != 0) {
+      EXPECT_EQ(mode.result(result), expected) << where << ": changed the result";
+    } else {
+      EXPECT_NE(mode.result(result), expected) << where << ": accepted, and changed nothing";
+    }
+  }
+}
+
+// Values that change something, or are refused, in most ways of simulating.
+const Args kSimulate{
+    {"schedule", "--schedule GPipe"},
+    {"schedule-csv", "--schedule-csv " + kData + "/zb1p_2rank_with_comms.csv"},
+    {"stages", "--stages 2"},
+    {"microbatches", "--microbatches 32"},
+    {"virtual", "--virtual 3"},
+    {"microbatch-group-size", "--microbatch-group-size 8"},
+    {"tf", "--tf 2"},
+    {"tb", "--tb 4"},
+    {"tw", "--tw 1"},
+    {"tcomm", "--tcomm 0.5"},
+    {"costs", "--costs " + kConfigs + "/costs/zero_bubble_1p5b.yaml"},
+    {"act-bytes", "--act-bytes 1GiB"},
+    {"wgrad-bytes", "--wgrad-bytes 1GiB"},
+    {"static-bytes", "--static-bytes 1GiB"},
+    {"p2p-bytes", "--p2p-bytes 1MiB"},
+    {"link-bandwidth", "--link-bandwidth 1GB/s"},
+    {"ranks-per-node", "--ranks-per-node 2"},
+    {"inter-node-bandwidth", "--inter-node-bandwidth 1GB/s"},
+    {"inter-node-latency", "--inter-node-latency 1ms"},
+    {"plan", "--plan " + kData + "/no-such-plan.yaml"},
+    {"model", "--model llama3-8b"},
+    {"hardware", "--hardware h200-sxm"},
+    {"layers", "--layers 6,10,10,6"},
+    {"profile", "--profile " + kConfigs + "/profiles/llama3-8b-cpu-epyc.yaml"},
+    {"layout", "--layout 'Et*6|t*10|t*10|t*6L'"},
+    {"micro-batch-size", "--micro-batch-size 2"},
+    {"seq", "--seq 1024"},
+    {"allow-long-context", "--allow-long-context"},
+    {"tp", "--tp 4"},
+    {"sequence-parallel", "--sequence-parallel"},
+    {"recompute", "--recompute full"},
+    {"no-flash-attention", "--no-flash-attention"},
+    {"dp", "--dp 2"},
+    {"zero", "--zero 1"},
+    {"memory-cap", "--memory-cap 1GiB"},
+    {"no-overlap", "--no-overlap"},
+    {"recv-placement", "--recv-placement pytorch"},
+    {"overlap-f-b", "--overlap-f-b sequential"},
+    {"json", "--json"},
+    {"gantt", "--gantt"},
+    {"trace", "--trace {file}"},
+    {"svg", "--svg {file}"},
+    {"window", "--window 0%:50%"},
+};
+
+TEST(OptionWalk, SimulateWithGivenTimes) {
+  walk({"times", "simulate", "--schedule Interleaved1F1B -p 4 -m 64 --tf 1 --tb 1", {}}, kSimulate);
+}
+
+TEST(OptionWalk, SimulateEverySchedule) {
+  walk({"all", "simulate", "--schedule all -p 4 -m 8 --tf 1 --tb 3 --tw 1 --tcomm 0.7", {}}, kSimulate);
+}
+
+TEST(OptionWalk, SimulateAPyTorchCsv) {
+  const std::string csv = temp_path("walk-dualpipev.csv");
+  ASSERT_EQ(run("schedule --schedule DualPipeV -p 2 -m 64 --csv-out " + csv).code, 0);
+  // A CSV fixes the ranks and micro-batches (a value that differs is
+  // refused) and runs overlapped pairs one half after the other by default.
+  walk({"csv", "simulate", "--schedule-csv " + csv + " --tf 1 --tb 3 --tw 1 --tcomm 0.7",
+        {{"stages", "--stages 3"}, {"microbatches", "--microbatches 3"}, {"overlap-f-b", "--overlap-f-b together"}}},
+       kSimulate);
+}
+
+TEST(OptionWalk, SimulateAModel) {
+  walk({"model", "simulate", "--model llama3-8b --hardware h100-sxm -p 4 -m 8 --seq 2048", {}}, kSimulate);
+}
+
+TEST(OptionWalk, SimulateAPlanWithOverrides) {
+  const std::string plan = temp_path("walk-plan.yaml");
+  ASSERT_EQ(run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --tp 2 --pp 4 "
+                "--micro-batch-size 1 --schedule 1F1B --recompute none --out " + plan)
+                .code,
+            0);
+  walk({"plan", "simulate", "--plan " + plan, {{"sequence-parallel", "--no-sequence-parallel"}}}, kSimulate);
+}
+
+const Args kSchedule{
+    {"schedule", "--schedule GPipe"},
+    {"schedule-csv", "--schedule-csv " + kData + "/zb1p_2rank_with_comms.csv"},
+    {"stages", "--stages 2"},
+    {"microbatches", "--microbatches 16"},
+    {"virtual", "--virtual 3"},
+    {"microbatch-group-size", "--microbatch-group-size 8"},
+    {"list", "--list"},
+    {"lowered", "--lowered"},
+    {"max-steps", "--max-steps 4"},
+    {"recv-placement", "--recv-placement before-use"},
+    {"csv-out", "--csv-out {file}"},
+};
+
+TEST(OptionWalk, Schedule) {
+  walk({"generated", "schedule", "--schedule Interleaved1F1B -p 4 -m 8", {}}, kSchedule);
+  walk({"csv", "schedule", "--schedule-csv " + kData + "/zb1p_2rank_with_comms.csv",
+        {{"stages", "--stages 3"}, {"microbatches", "--microbatches 3"}}},
+       kSchedule);
+  walk({"list", "schedule", "--list", {{"list", ""}}}, kSchedule);
+}
+
+TEST(OptionWalk, Plan) {
+  walk({"plan", "plan", "--model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048",
+        {{"model", "--model gpt3-175b"},
+         {"hardware", "--hardware h200-sxm"},
+         {"gpus", "--gpus 16"},
+         {"global-batch", "--global-batch 32"},
+         {"seq", "--seq 1024"},
+         {"allow-long-context", "--allow-long-context"},
+         {"memory-cap", "--memory-cap 30GiB"},
+         {"tp", "--tp 2"},
+         {"pp", "--pp 2"},
+         {"dp", "--dp 2"},
+         {"sequence-parallel", "--no-sequence-parallel"},
+         {"zero", "--zero 0"},
+         {"micro-batch-size", "--micro-batch-size 2"},
+         {"schedule", "--schedule GPipe"},
+         {"virtual", "--virtual 3"},
+         {"recompute", "--recompute full"},
+         {"layers", "--layers 7,9,9,7"},
+         {"layout", "--layout 'Et*7|t*9|t*9|t*7L'"},
+         {"profile", "--profile " + kConfigs + "/profiles/llama3-8b-cpu-epyc.yaml"},
+         {"partition", "--partition uniform"},
+         {"balance-slack", "--balance-slack 20%"},
+         {"objective", "--objective memory"},
+         {"top", "--top 2"},
+         {"threads", "--threads 1"},
+         {"json", "--json"},
+         {"out", "--out {file}"}},
+        [](const CommandResult& r) {
+          // The search's own time varies from run to run.
+          const std::string text = std::regex_replace(r.out, std::regex(R"(candidates in [0-9.]+ s)"), "");
+          return std::regex_replace(text, std::regex(R"("search_time_s": [0-9.e+-]+)"), "");
+        },
+        {"threads"}},
+       {});
+}
+
+TEST(OptionWalk, ModelAndHardware) {
+  walk({"model show", "model show", "llama3-8b --seq 2048",
+        {{"micro-batch-size", "--micro-batch-size 2"},
+         {"seq", "--seq 1024"},
+         {"allow-long-context", "--allow-long-context"},
+         {"tp", "--tp 2"},
+         {"sequence-parallel", "--sequence-parallel"},
+         {"recompute", "--recompute full"},
+         {"no-flash-attention", "--no-flash-attention"},
+         {"hardware", "--hardware h100-sxm"},
+         {"json", "--json"}}},
+       {});
+  walk({"hardware show", "hardware show", "h100-sxm", {{"json", "--json"}}}, {});
+}
+
+// Times are measured; what must change is what the profile says it measured.
+std::string profile_shape(const std::string& path) {
+  std::istringstream lines(slurp(path));
+  std::string kept;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("_s:") == std::string::npos && line.find("date:") == std::string::npos &&
+        line.find("achieved") == std::string::npos) {
+      kept += std::regex_replace(line, std::regex(R"(median_s: [^,]+, min_s: [^,]+, max_s: [^,]+, )"), "") + "\n";
+    }
+  }
+  return kept;
+}
+
+TEST(OptionWalk, Profile) {
+  const std::string out = temp_path("walk-profile.yaml");
+  walk({"profile", "profile", "--backend cpu --model tiny --micro-batch-size 1 --seq 16 --warmup 0 --repeats 1 --out " + out,
+        {{"backend", "--backend cuda"},
+         {"model", "--model gpt2-small"},
+         {"micro-batch-size", "--micro-batch-size 1,2"},
+         {"seq", "--seq 32"},
+         {"tp", "--tp 2"},
+         {"warmup", "--warmup 1"},
+         {"repeats", "--repeats 2"},
+         {"out", "--out {file}"}},
+        [out](const CommandResult&) { return profile_shape(out); }},
+       {});
+}
+
+// What a validation reports besides its measured times.
+std::string validation_shape(const std::string& dir) {
+  nlohmann::json json = nlohmann::json::parse(slurp(dir + "/comparison.json"));
+  nlohmann::json kept = {{"settings", json["settings"]},
+                         {"cost_source", json["cost_source"]},
+                         {"notes", json["notes"]},
+                         {"iterations", json["measured_iterations_s"].size()},
+                         {"gradients", json.contains("gradient_check")}};
+  return kept.dump();
+}
+
+TEST(OptionWalk, Validate) {
+  const std::string plan = temp_path("walk-validate-plan.yaml"), dir = temp_path("walk-validation");
+  const std::string profile = temp_path("walk-validate-profile.yaml");
+  ASSERT_EQ(run("plan --model tiny --hardware cpu --gpus 1 --pp 1 --global-batch 2 --seq 16 --out " + plan).code, 0);
+  ASSERT_EQ(run("profile --backend cpu --model tiny --micro-batch-size 1 --seq 16 --warmup 0 --repeats 1 --out " +
+                profile)
+                .code,
+            0);
+  walk({"validate", "validate", "--plan " + plan + " --iterations 1 --warmup 0 --out " + dir,
+        {{"plan", "--plan " + kData + "/no-such-plan.yaml"},
+         {"backend", "--backend cuda"},
+         {"iterations", "--iterations 2"},
+         {"warmup", "--warmup 1"},
+         {"profile", "--profile " + profile},
+         {"out", "--out {file}"},
+         {"timeout", "--timeout 30"},
+         {"check-gradients", "--check-gradients"},
+         {"seed", "--seed 7"},
+         {"inject-stall", "--inject-stall 0"}},
+        [dir](const CommandResult&) { return validation_shape(dir); }},
+       {});
+}
+
+TEST(OptionWalk, Study) {
+  const std::string dir = temp_path("walk-study");
+  walk({"study", "study", kConfigs + "/studies/bubble_vs_microbatches.yaml --out " + dir,
+        {{"out", "--out {file}"}, {"jobs", "--jobs 1"}, {"yes", "--yes"}},
+        [dir](const CommandResult&) { return slurp(dir + "/results.csv"); },
+        {"jobs"}},
+       {});
+}
+
+}  // namespace
