@@ -157,7 +157,7 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
                          "",             request.profile_file};
   report.best = planner::replay_plan(file, request.model, request.hardware, {},
                                      request.profile ? &*request.profile : nullptr,
-                                     static_cast<std::int64_t>(report.search.memory_cap_bytes));
+                                     static_cast<std::int64_t>(request.memory_cap_bytes));
   planner::fill_even_split(report, request);
   if (options.out) {
     planner::take_figures(report.best, file.plan);

@@ -51,7 +51,7 @@ void fill_even_split(PlanReport& report, const PlanRequest& request) {
   }
   PlanFile file{"", "", request.global_batch, request.seq_len, even, "", request.profile_file};
   report.even = replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr,
-                            static_cast<std::int64_t>(report.search.memory_cap_bytes));
+                            static_cast<std::int64_t>(request.memory_cap_bytes));
   const std::string overflow = sim::memory_overflow_text(report.even->report);
   if (!overflow.empty()) report.even_reason = "DOES NOT FIT in " + overflow;
 }
