@@ -86,6 +86,8 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
                                  {"global_batch", report.global_batch},
                                  {"seq", report.seq_len},
                                  {"memory_cap_bytes", report.search.memory_cap_bytes},
+                                 // What every plan's peak is held under, as simulate names it.
+                                 {"memory_limit_bytes", report.search.memory_cap_bytes},
                                  {"warnings", report.search.warnings}};
   json["best"] = simulation_json(report.best_plan, report.best);
   if (report.even) {
