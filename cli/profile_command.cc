@@ -6,9 +6,9 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/option_use.h"
-#include "cli/output_files.h"
-#include "cli/terminal_progress.h"
+#include "commands/option_use.h"
+#include "commands/output_files.h"
+#include "commands/terminal_progress.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "models/model_config.h"
@@ -58,7 +58,7 @@ void run_layers(const ProfileOptions& options) {
   request.tp = options.tp;
   request.warmup = options.warmup;
   request.repeats = options.repeats;
-  request.progress = terminal_progress("profile");
+  request.progress = commands::terminal_progress("profile");
   profiler::Profile profile;
   if (options.backend == "cpu") {
     profiler::keep_freed_memory();
@@ -68,7 +68,7 @@ void run_layers(const ProfileOptions& options) {
   } else {
     throw InputError(fmt::format("--backend '{}': use cpu or cuda", options.backend));
   }
-  write_text_file(options.out, profiler::write_profile_yaml(profile), "--out");
+  commands::write_text_file(options.out, profiler::write_profile_yaml(profile), "--out");
   std::cout << layer_table(profile) << fmt::format("wrote {}\n", options.out);
 }
 
@@ -88,7 +88,7 @@ void run_links(const ProfileOptions& options) {
   if (std::filesystem::exists(options.out)) profile = profiler::read_profile_yaml(options.out);
   if (profile.date.empty()) profile.date = profiler::utc_timestamp();
   profile.links = links;
-  write_text_file(options.out, profiler::write_profile_yaml(profile), "--out");
+  commands::write_text_file(options.out, profiler::write_profile_yaml(profile), "--out");
   std::cout << fmt::format("{:>12} {:>12} {:>10} {:>10}\n", "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
   for (const profiler::LinkMeasurement& m : links.sizes) {
     std::cout << fmt::format("{:>12} {:>12.2f} {:>10.3f} {:>10.3f}\n", m.bytes, m.time.median_s * 1e6, m.algbw / 1e9,
@@ -125,7 +125,7 @@ void register_profile_command(CLI::App& app) {
   links->add_option("--out", options->out, "Profile YAML to write (its links are replaced if it exists)")
       ->capture_default_str();
   links->callback([options, command] {
-    refuse_unread_options(*command, {}, "with `profile links` (give the links' options after 'links')");
+    commands::refuse_unread_options(*command, {}, "with `profile links` (give the links' options after 'links')");
     run_links(*options);
   });
   command->callback([options, links] {

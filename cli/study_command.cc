@@ -8,7 +8,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/terminal_progress.h"
+#include "commands/terminal_progress.h"
 #include "common/error.h"
 #include "study/runner.h"
 #include "study/study_report.h"
@@ -33,7 +33,7 @@ void run_study_command(const StudyOptions& options) {
   if (error) throw InputError(fmt::format("--out: cannot create '{}': {}", out_dir, error.message()));
   const auto start = std::chrono::steady_clock::now();
   const std::vector<study::PointOutcome> outcomes =
-      study::run_study(study, {out_dir, options.jobs, options.yes, terminal_progress("study")});
+      study::run_study(study, {out_dir, options.jobs, options.yes, commands::terminal_progress("study")});
   const std::vector<std::string> files = study::write_study_outputs(study, outcomes, out_dir);
   std::size_t failed = 0;
   for (const study::PointOutcome& outcome : outcomes) failed += outcome.error.empty() ? 0 : 1;

@@ -7,8 +7,8 @@
 #include <memory>
 #include <optional>
 
-#include "cli/output_files.h"
-#include "cli/terminal_progress.h"
+#include "commands/output_files.h"
+#include "commands/terminal_progress.h"
 #include "common/error.h"
 #include "profiler/memory_probe.h"
 #include "profiler/profile_file.h"
@@ -74,13 +74,13 @@ void write_outputs(const ValidateOptions& options, const validate::ValidationPla
                          {"timeout_s", options.timeout_s}, {"profile", options.profile.value_or("")}};
   std::filesystem::create_directories(options.out);
   const std::filesystem::path dir(options.out);
-  write_text_file((dir / "comparison.json").string(), validate::comparison_json(comparison), "--out");
-  write_text_file((dir / "trace.json").string(), validate::combined_trace_json(results, comparison, predicted.report),
+  commands::write_text_file((dir / "comparison.json").string(), validate::comparison_json(comparison), "--out");
+  commands::write_text_file((dir / "trace.json").string(), validate::combined_trace_json(results, comparison, predicted.report),
                   "--out");
   const std::string summary = validate::comparison_summary(comparison);
-  write_text_file((dir / "summary.txt").string(), summary, "--out");
+  commands::write_text_file((dir / "summary.txt").string(), summary, "--out");
   if (measured_profile) {
-    write_text_file((dir / "profile.yaml").string(), profiler::write_profile_yaml(*measured_profile), "--out");
+    commands::write_text_file((dir / "profile.yaml").string(), profiler::write_profile_yaml(*measured_profile), "--out");
   }
   std::cout << summary << fmt::format("wrote {}/comparison.json, trace.json, summary.txt\n", options.out);
   if (comparison.gradients && !validate::gradients_passed(comparison)) {
@@ -106,10 +106,10 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
   validate::check_memory(plan, validate::predict(plan, given ? &*given : nullptr, options.profile.value_or("")),
                          available);
   // Rank 0 shows how far it got, on a terminal.
-  const ProgressFn progress = world.rank() == 0 ? terminal_progress("validate") : ProgressFn{};
+  const ProgressFn progress = world.rank() == 0 ? commands::terminal_progress("validate") : ProgressFn{};
   std::optional<profiler::Profile> measured;
   if (!given) {
-    const ProgressFn profiling = progress ? terminal_progress("profiling the plan's layers") : ProgressFn{};
+    const ProgressFn profiling = progress ? commands::terminal_progress("profiling the plan's layers") : ProgressFn{};
     measured = options.backend == "cuda"
                    ? validate::measure_cuda_profile(plan, world.transport(), kProfileWaitS, profiling)
                    : validate::measure_cpu_profile(plan, world.transport(), kProfileWaitS, profiling);

@@ -1,3 +1,4 @@
+#include "profiler/link_sweep.h"
 #include "profiler/link_mpi.h"
 
 #include <mpi.h>

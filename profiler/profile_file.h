@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,10 +73,6 @@ Profile read_profile_yaml(const std::string& path);
 // Least-squares fit of time = latency + bytes / bandwidth over the sweep.
 void fit_link(LinkProfile& links);
 
-// A sweep over message sizes 8 B, 32 B, ... up to max_bytes (x4 each):
-// `one_way_s(bytes)` times one transfer; warm-ups dropped, the rest
-// summarised and reported as nccl-tests reports send/recv, then fitted.
-LinkProfile sweep_link(const std::string& backend, std::int64_t max_bytes, int warmup, int repeats,
-                       const std::function<double(std::int64_t)>& one_way_s);
+
 
 }  // namespace pipeplan::profiler

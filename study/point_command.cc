@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/in_process.h"
+#include "commands/in_process.h"
 #include "common/error.h"
 #include "models/embedded_configs.h"
 #include "models/hardware.h"
@@ -116,7 +116,7 @@ std::vector<std::string> point_arguments(const StudyFile& study, const StudyPoin
   bool threads_given = false;
   for (const auto& [key, value] : options) {
     threads_given |= key == "threads";
-    if (cli::is_flag(command, key)) {
+    if (commands::is_flag(command, key)) {
       if (value == "true") args.push_back(fmt::format("--{}", key));
       continue;
     }

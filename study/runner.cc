@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "cli/in_process.h"
+#include "commands/in_process.h"
 #include "common/error.h"
 #include "common/parallel.h"
 #include "common/units.h"
@@ -39,7 +39,7 @@ nlohmann::ordered_json top_level_fields(const nlohmann::ordered_json& output) {
 nlohmann::ordered_json run_point(const StudyFile& study, PointOutcome& outcome) {
   nlohmann::ordered_json output;
   try {
-    output = cli::run_in_process(mode_command(study.mode), outcome.arguments);
+    output = commands::run_in_process(mode_command(study.mode), outcome.arguments);
   } catch (const InputError& error) {
     // An infeasible point is a result, not a failure of the study.
     outcome.error = error.what();

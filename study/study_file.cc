@@ -7,7 +7,7 @@
 #include <array>
 #include <cctype>
 
-#include "cli/in_process.h"
+#include "commands/in_process.h"
 #include "common/close_names.h"
 #include "common/error.h"
 #include "common/yaml_fields.h"
@@ -53,7 +53,7 @@ class StudyReader {
     study_.title = optional_text("title");
     study_.question = optional_text("question");
     read_mode();
-    options_ = cli::option_names(mode_command(study_.mode));
+    options_ = commands::option_names(mode_command(study_.mode));
     read_base();
     read_sweep();
     read_metrics();

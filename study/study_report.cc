@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli/in_process.h"
+#include "commands/in_process.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "study/html_report.h"
@@ -242,7 +242,7 @@ std::vector<std::string> write_study_outputs(const StudyFile& study, const std::
       std::vector<std::string> args = points.front()->arguments;
       args.insert(args.end(), {"--svg", out_dir + "/" + file});
       if (!plot.window.empty()) args.insert(args.end(), {"--window", plot.window});
-      cli::run_in_process("simulate", args);
+      commands::run_in_process("simulate", args);
       std::ifstream in(out_dir + "/" + file);
       svg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     } else {

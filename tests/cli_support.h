@@ -30,10 +30,12 @@ inline std::string slurp(const std::string& path) {
   return text.str();
 }
 
-// Runs `prefix pipeplan args` (prefix: e.g. an mpirun line) under a timeout.
-inline CommandResult run_with(const std::string& prefix, const std::string& args, int timeout_s = 120) {
+// Runs `prefix pipeplan args` (prefix: e.g. an mpirun line) under a timeout;
+// `binary` replaces the built pipeplan.
+inline CommandResult run_with(const std::string& prefix, const std::string& args, int timeout_s = 120,
+                              const std::string& binary = kBinary) {
   const std::string out = temp_path("stdout"), err = temp_path("stderr");
-  const std::string command = "timeout " + std::to_string(timeout_s) + " " + prefix + kBinary + " " + args + " >" +
+  const std::string command = "timeout " + std::to_string(timeout_s) + " " + prefix + binary + " " + args + " >" +
                               out + " 2>" + err;
   const int status = std::system(command.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};

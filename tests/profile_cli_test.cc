@@ -3,6 +3,7 @@
 // source; bad input refused with one line.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -56,6 +57,27 @@ TEST(ProfileCli, BadInputIsRefusedWithOneLine) {
   const std::string other = write_temp("other-schema.yaml", "schema: 9\ndevice: x\nbackend: cpu\n");
   expect_refused("simulate --model tiny --hardware cpu --pp 2 --profile " + other, "schema version 9");
   expect_refused("simulate --model llama3-8b --hardware cpu --pp 2 --profile " + tiny_profile_path(), "tiny");
+}
+
+}  // namespace
+
+namespace {
+
+using namespace pipeplan::testing;
+
+// pipeplan maps neither the profiler nor MPI nor CUDA: profile and validate
+// run in pipeplan-measure, found beside it, and its absence is one line.
+TEST(ProfileCli, MeasuringCommandsNameTheProgramTheyNeedWhenItIsMissing) {
+  const std::string dir = temp_path("lonely");
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kBinary, dir + "/pipeplan", std::filesystem::copy_options::overwrite_existing);
+  for (const char* args : {"profile --backend cuda --model tiny", "validate --plan plan.yaml"}) {
+    const CommandResult result = run_with("", std::string(args), 60, dir + "/pipeplan");
+    EXPECT_EQ(result.code, 2) << args;
+    EXPECT_EQ(lines(result.err), 1u) << result.err;
+    EXPECT_NE(result.err.find(dir + "/pipeplan-measure, which is missing"), std::string::npos) << result.err;
+  }
+  EXPECT_EQ(run_with("", "simulate -p 2 -m 2 --tf 1 --tb 1", 60, dir + "/pipeplan").code, 0);
 }
 
 }  // namespace

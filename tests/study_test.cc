@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/in_process.h"
+#include "commands/in_process.h"
 #include "common/error.h"
 #include "study/metric_path.h"
 #include "study/plot_data.h"
@@ -54,7 +54,7 @@ std::size_t count(const std::string& text, const std::string& needle) {
 void expect_same_as_direct_run(const Ran& ran, std::size_t point) {
   const PointOutcome& outcome = ran.outcomes.at(point);
   ASSERT_TRUE(outcome.error.empty()) << outcome.error;
-  const auto direct = cli::run_in_process(mode_command(ran.study.mode), outcome.arguments);
+  const auto direct = commands::run_in_process(mode_command(ran.study.mode), outcome.arguments);
   for (const std::string& metric : ran.study.metrics) {
     EXPECT_EQ(extract_metric(direct, metric), outcome.metrics.at(metric)) << metric;
   }

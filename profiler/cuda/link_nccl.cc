@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "profiler/link_sweep.h"
 #include "common/error.h"
 #include "profiler/backends.h"
 #include "profiler/cuda/cuda_check.h"

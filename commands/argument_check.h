@@ -1,0 +1,17 @@
+// Unknown commands and options, refused before CLI11 parses (which would
+// first complain of a missing required option, or list the extras in
+// reverse): "unknown option --dpp for `pipeplan plan`; did you mean --dp?".
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace pipeplan::commands {
+
+// `args` without the program name. Throws InputError for the first unknown
+// subcommand or option, with the close names.
+void check_arguments(const CLI::App& app, const std::vector<std::string>& args);
+
+}  // namespace pipeplan::commands

@@ -1,0 +1,96 @@
+#include "commands/hardware_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "common/units.h"
+#include "models/hardware.h"
+
+namespace pipeplan::commands {
+namespace {
+
+struct ShowOptions {
+  std::string hardware;
+  bool json = false;
+};
+
+std::string rate(double bytes_per_s) { return fmt::format("{:.4g} GB/s", bytes_per_s / 1e9); }
+std::string curve(const models::EfficiencyCurve& c, const char* unit) {
+  return fmt::format("{:.3g} of peak at most, half of that at {:.3g} {}", c.max_fraction, c.half_size, unit);
+}
+
+nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
+  const models::GpuSpec& gpu = hw.gpu;
+  auto efficiency = [](const models::EfficiencyCurve& c) {
+    return nlohmann::ordered_json{{"max_fraction", c.max_fraction}, {"half_size", c.half_size}};
+  };
+  return {{"name", hw.name},
+          {"aliases", hw.aliases},
+          {"source", hw.source},
+          {"gpu",
+           {{"peak_flops_bf16", gpu.peak_flops_bf16},
+            {"peak_flops_fp32", gpu.peak_flops_fp32},
+            {"peak_flops_fp8", gpu.peak_flops_fp8},
+            {"memory_bytes", gpu.memory_bytes},
+            {"usable_memory_bytes", gpu.usable_memory_bytes()},
+            {"memory_bandwidth_bytes_per_s", gpu.memory_bandwidth},
+            {"matmul_efficiency", efficiency(gpu.matmul)},
+            {"attention_efficiency", efficiency(gpu.attention)},
+            {"memory_efficiency", efficiency(gpu.memory)}}},
+          {"gpus_per_node", hw.gpus_per_node},
+          {"node_link", {{"bandwidth_bytes_per_s", hw.node_link.bandwidth}, {"latency_s", hw.node_link.latency_s}}},
+          {"network", {{"bandwidth_bytes_per_s", hw.network.bandwidth}, {"latency_s", hw.network.latency_s}}},
+          {"nodes", hw.nodes}};
+}
+
+std::string hardware_text(const models::HardwareConfig& hw) {
+  const models::GpuSpec& gpu = hw.gpu;
+  std::string text = fmt::format("{}{}\n  source: {}\n", hw.name,
+                                 hw.aliases.empty() ? "" : fmt::format(" (also {})", fmt::join(hw.aliases, ", ")),
+                                 hw.source);
+  text += fmt::format("  peak           {:.4g} TFLOP/s bf16, {:.4g} fp32, {:.4g} fp8\n", gpu.peak_flops_bf16 / 1e12,
+                      gpu.peak_flops_fp32 / 1e12, gpu.peak_flops_fp8 / 1e12);
+  text += fmt::format("  memory         {} ({} usable), {} HBM\n", format_bytes(gpu.memory_bytes),
+                      format_bytes(gpu.usable_memory_bytes()), rate(gpu.memory_bandwidth));
+  text += fmt::format("  GEMMs          {}\n", curve(gpu.matmul, "FLOPs"));
+  text += fmt::format("  attention      {}\n", curve(gpu.attention, "FLOPs"));
+  text += fmt::format("  elementwise    {}\n", curve(gpu.memory, "bytes"));
+  text += fmt::format("  node           {} GPUs, {} per GPU per direction, latency {}\n", hw.gpus_per_node,
+                      rate(hw.node_link.bandwidth), format_ms(hw.node_link.latency_s));
+  text += fmt::format("  network        {} per GPU per direction, latency {}\n", rate(hw.network.bandwidth),
+                      format_ms(hw.network.latency_s));
+  text += hw.nodes > 0 ? fmt::format("  cluster        {} nodes, {} GPUs\n", hw.nodes, hw.nodes * hw.gpus_per_node)
+                       : "  cluster        as many nodes as a plan asks for\n";
+  return text;
+}
+
+}  // namespace
+
+void register_hardware_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand("hardware", "The built-in hardware descriptions");
+  command->require_subcommand(1);
+  command->add_subcommand("list", "List the built-in hardware")->callback([] {
+    for (const std::string& name : models::builtin_hardware_names()) {
+      const models::HardwareConfig hw = models::load_hardware(name);
+      std::cout << fmt::format("{:<20} {:>7.0f} TFLOP/s bf16  {:>10}  {:>7.0f} GB/s HBM  {} GPUs/node{}\n", name,
+                               hw.gpu.peak_flops_bf16 / 1e12, format_bytes(hw.gpu.memory_bytes),
+                               hw.gpu.memory_bandwidth / 1e9, hw.gpus_per_node,
+                               hw.nodes > 0 ? fmt::format(", {} nodes", hw.nodes) : "");
+    }
+  });
+  auto options = std::make_shared<ShowOptions>();
+  CLI::App* show = command->add_subcommand(
+      "show", "A hardware description: peak rates, memory, efficiency curves, node links and network");
+  show->add_option("hardware", options->hardware, "Hardware name or YAML file")->required();
+  show->add_flag("--json", options->json, "Print one JSON object");
+  show->callback([options] {
+    const models::HardwareConfig hw = models::load_hardware(options->hardware);
+    std::cout << (options->json ? hardware_json(hw).dump(2) + "\n" : hardware_text(hw));
+  });
+}
+
+}  // namespace pipeplan::commands

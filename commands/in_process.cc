@@ -1,0 +1,67 @@
+#include "commands/in_process.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "commands/option_use.h"
+#include "commands/plan_command.h"
+#include "commands/simulate_command.h"
+#include "common/error.h"
+
+namespace pipeplan::commands {
+namespace {
+
+// An app holding just `command`, whose output lands in `captured`.
+std::unique_ptr<CLI::App> app_for(std::string_view command, CommandOutput* captured) {
+  auto app = std::make_unique<CLI::App>("pipeplan");
+  OutputSink keep = [captured](const CommandOutput& output, bool) {
+    if (captured != nullptr) *captured = output;
+  };
+  if (command == "simulate") {
+    register_simulate_command(*app, keep);
+  } else if (command == "plan") {
+    register_plan_command(*app, keep);
+  } else {
+    throw InputError(fmt::format("unknown command '{}': use simulate or plan", command));
+  }
+  return app;
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_in_process(std::string_view command, const std::vector<std::string>& args) {
+  CommandOutput captured;
+  const auto app = app_for(command, &captured);
+  // CLI11 consumes the vector from its back.
+  std::vector<std::string> reversed{"--json"};
+  reversed.insert(reversed.end(), args.rbegin(), args.rend());
+  reversed.emplace_back(command);
+  try {
+    app->parse(reversed);
+  } catch (const CLI::ParseError& error) {
+    throw InputError(fmt::format("{} options: {}", command, error.what()));
+  }
+  return captured.json;
+}
+
+std::vector<std::string> option_names(std::string_view command) {
+  const auto app = app_for(command, nullptr);
+  std::vector<std::string> names;
+  for (const CLI::Option* option : app->get_subcommand(std::string(command))->get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      if (name != "help" && name != "json") names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool is_flag(std::string_view command, std::string_view option) {
+  const auto app = app_for(command, nullptr);
+  const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
+  return found != nullptr && found->get_expected_min() == 0;
+}
+
+}  // namespace pipeplan::commands

@@ -1,0 +1,65 @@
+#include "commands/model_options.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace pipeplan::commands {
+
+void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel) {
+  command.add_option("--micro-batch-size,-b", options.micro_batch_size, "Sequences per micro-batch b")
+      ->capture_default_str();
+  command.add_option("--seq,-s", options.seq,
+                     fmt::format("Sequence length in tokens; 0 = the model's context, at most {}", kDefaultSeqCap))
+      ->capture_default_str();
+  command.add_flag("--allow-long-context", options.allow_long_context, kAllowLongContextHelp);
+  command.add_option("--tp,-t", options.tp, "Tensor-parallel size t (within a node)")->capture_default_str();
+  command.add_flag("--sequence-parallel,!--no-sequence-parallel", options.sequence_parallel,
+                   "Megatron sequence parallelism: norms and dropout split over the t ranks (default: off)");
+  command.add_option("--recompute", options.recompute, "Activation recomputation: none, selective or full")
+      ->capture_default_str();
+  command.add_flag("--no-flash-attention", options.no_flash_attention,
+                   "Store the attention scores (5as^2b bytes per layer) as without FlashAttention");
+  if (!with_data_parallel) return;
+  command.add_option("--dp,-d", options.dp, "Data-parallel size d (replicas of the pipeline)")->capture_default_str();
+  command.add_option("--zero", options.zero,
+                     "Optimizer sharding over d: 0 none, 1 optimizer states (Megatron's distributed optimizer), "
+                     "2 + gradients, 3 + weights")
+      ->capture_default_str();
+}
+
+void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero) {
+  if (sequence_parallel && tp == 1) {
+    throw InputError("--sequence-parallel splits norms and dropout over the t ranks: with --tp 1 it changes nothing; "
+                     "drop it or raise --tp");
+  }
+  if (zero > 0 && dp == 1) {
+    throw InputError("--zero shards over the d data-parallel ranks: with --dp 1 it changes nothing; drop it or raise "
+                     "--dp");
+  }
+}
+
+models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model) {
+  for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
+                             std::pair{options.dp, "--dp"}}) {
+    if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
+  }
+  if (options.seq < 0) throw InputError(fmt::format("--seq must be >= 1 (got {})", options.seq));
+  if (options.zero < 0 || options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", options.zero));
+  check_parallel_flags(options.tp, options.sequence_parallel, options.dp, options.zero);
+  models::TrainingShape shape;
+  shape.micro_batch_size = options.micro_batch_size;
+  shape.seq_len = options.seq > 0 ? options.seq : std::min(model.context, kDefaultSeqCap);
+  models::check_sequence_length(model, shape.seq_len, options.allow_long_context);
+  shape.tp = options.tp;
+  shape.dp = options.dp;
+  shape.sequence_parallel = options.sequence_parallel;
+  shape.recompute = models::parse_recompute(options.recompute);
+  shape.flash_attention = !options.no_flash_attention;
+  shape.zero = static_cast<models::ZeroStage>(options.zero);
+  return shape;
+}
+
+}  // namespace pipeplan::commands

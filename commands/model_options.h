@@ -1,0 +1,45 @@
+// Options that describe a model's training shape (shared by `simulate
+// --model` and `model show`), and their conversion to the cost model's types.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "models/model_config.h"
+#include "models/training_shape.h"
+
+namespace pipeplan::commands {
+
+struct ShapeOptions {
+  int micro_batch_size = 1;
+  int seq = 0;  // 0: the model's context, at most kDefaultSeqCap
+  int tp = 1;
+  int dp = 1;
+  bool sequence_parallel = false;
+  std::string recompute = "none";
+  int zero = 0;
+  bool no_flash_attention = false;
+  bool allow_long_context = false;
+};
+
+constexpr int kDefaultSeqCap = 8192;
+
+// --micro-batch-size, --seq, --allow-long-context, --tp,
+// --sequence-parallel / --no-sequence-parallel, --recompute,
+// --no-flash-attention; with `with_data_parallel` also --dp and --zero.
+void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
+
+// Checks every value (and the sequence against the model's context).
+models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model);
+
+// Refuses --sequence-parallel with t = 1 and --zero with d = 1 (neither
+// would change anything).
+void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero);
+
+// The help text of --allow-long-context, shared with `plan`.
+inline constexpr const char* kAllowLongContextHelp =
+    "Cost a --seq beyond the model's context (as context parallelism or RoPE scaling would run it)";
+
+}  // namespace pipeplan::commands

@@ -1,0 +1,251 @@
+#include "commands/model_simulate.h"
+
+#include <fmt/format.h>
+
+#include "commands/compare_schedules.h"
+#include "commands/option_use.h"
+#include "common/error.h"
+#include "models/hardware.h"
+#include "models/layers.h"
+#include "planner/model_report.h"
+#include "planner/model_simulation.h"
+#include "planner/plan_file.h"
+#include "profiler/profile_file.h"
+#include "sim/generators/registry.h"
+
+namespace pipeplan::commands {
+namespace {
+
+// Everything one model simulation needs, from the options or from a plan.
+struct ModelRun {
+  models::ModelConfig model;
+  models::HardwareConfig hardware;
+  planner::PipelineSetup setup;  // its profile pointer is set when it runs
+  std::optional<std::string> layers, layout;  // the split as given; neither: Megatron's even split
+  std::string profile_file;
+  bool allow_long_context = false;
+  std::vector<std::string> overrides;  // for a plan: the options that changed it
+};
+
+planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& layers, int stages) {
+  if (run.layers && run.layout) throw InputError("give --layers or --layout, not both");
+  if (run.layers) {
+    const auto counts = planner::parse_layer_counts(*run.layers);
+    if (static_cast<int>(counts.size()) != stages) {
+      throw InputError(fmt::format("--layers lists {} stages but the pipeline has {} (p x v)", counts.size(), stages));
+    }
+    return planner::split_from_counts(counts, layers.transformer_layers());
+  }
+  if (run.layout) return planner::split_from_layout(*run.layout, layers.transformer_layers(), stages);
+  return planner::even_split(layers.transformer_layers(), stages);
+}
+
+int virtual_stages_of(const std::string& schedule, int given) {
+  return given > 0 ? given : sim::find_schedule_family(schedule).default_virtual_stages;
+}
+
+planner::ModelSimulation simulate_run(ModelRun run, const sim::SimulationOptions& options) {
+  models::check_sequence_length(run.model, run.setup.shape.seq_len, run.allow_long_context);
+  std::optional<profiler::Profile> profile;
+  if (!run.profile_file.empty()) {
+    profile = profiler::read_profile_yaml(run.profile_file);
+    run.setup.profile = &*profile;
+    run.setup.profile_file = run.profile_file;
+  }
+  run.setup.model_name = run.model.name;
+  const models::ModelLayers layers = models::expand_layers(run.model, run.setup.shape);
+  run.setup.split = resolve_split(run, layers, run.setup.pp * run.setup.virtual_stages);
+  return planner::simulate_model(layers, run.hardware, run.setup, options);
+}
+
+ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSource& source,
+                          const SimulateOutputs& outputs) {
+  if (!options.hardware) throw InputError("--model needs --hardware (e.g. h100-sxm; see `pipeplan hardware list`)");
+  ModelRun run{models::load_model(*options.model), models::load_hardware(*options.hardware), {}, options.layers,
+               options.layout, options.profile.value_or(""), options.shape.allow_long_context, {}};
+  planner::PipelineSetup& setup = run.setup;
+  setup.shape = training_shape(options.shape, run.model);
+  setup.pp = source.ranks;
+  setup.microbatches = source.microbatches;
+  setup.schedule = source.name;
+  setup.virtual_stages = source.name == "all" ? source.virtual_stages : virtual_stages_of(source.name, source.virtual_stages);
+  setup.microbatch_group_size = source.microbatch_group_size;
+  setup.memory_cap_bytes = memory_cap_bytes(outputs);
+  return run;
+}
+
+CommandOutput model_output(const planner::ModelSimulation& result, const ModelRun& run,
+                           const SimulateOutputs& outputs) {
+  const planner::PipelineSetup& setup = run.setup;
+  CommandOutput output;
+  output.json = planner::model_simulation_to_json(result);
+  output.json["model"] = run.model.name;
+  output.json["hardware"] = run.hardware.name;
+  output.json["cost_source"] = result.cost_source;
+  output.text = fmt::format("{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, recompute {}\n", run.model.name,
+                            result.gpus, run.hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
+                            setup.shape.micro_batch_size, setup.shape.seq_len,
+                            models::recompute_name(setup.shape.recompute));
+  if (!run.overrides.empty()) {
+    output.json["plan_overrides"] = run.overrides;
+    output.text += fmt::format("  the plan re-costed with {}\n", fmt::join(run.overrides, " "));
+  }
+  output.text += planner::model_simulation_to_text(result) + fmt::format("  costs: {}\n", result.cost_source);
+  write_simulation_files(result.report, outputs, outputs.gantt, output);
+  return output;
+}
+
+// The text an option was given with: "--hardware h200-sxm", "--no-flash-attention".
+std::string given_text(const CLI::App& command, std::string_view name) {
+  for (const CLI::Option* option : command.get_options()) {
+    const auto& names = option->get_lnames();
+    if (std::find(names.begin(), names.end(), name) == names.end() || option->count() == 0) continue;
+    if (option->get_expected_min() == 0) return fmt::format("--{}", name);
+    return fmt::format("--{} {}", names.front(), fmt::join(option->results(), ","));
+  }
+  return "";
+}
+
+// The plan's values, then each option the user gave in their place.
+ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource& source,
+                       const SimulateOutputs& outputs, const CLI::App& command) {
+  const planner::PlanFile plan = planner::read_plan_yaml(*options.plan);
+  auto has = [&](std::string_view name) { return given(command, name); };
+  ModelRun run{models::load_model(plan.model),
+               models::load_hardware(has("hardware") ? *options.hardware : plan.hardware),
+               {},
+               options.layers,
+               options.layout,
+               has("profile") ? *options.profile : plan.profile,
+               options.shape.allow_long_context,
+               {}};
+  planner::PipelineSetup& setup = run.setup;
+  models::TrainingShape& shape = setup.shape;
+  shape = planner::candidate_shape(plan.plan, plan.seq_len);
+  const ShapeOptions& given_shape = options.shape;
+  if (has("seq")) shape.seq_len = given_shape.seq > 0 ? given_shape.seq : std::min(run.model.context, kDefaultSeqCap);
+  if (has("micro-batch-size")) shape.micro_batch_size = given_shape.micro_batch_size;
+  if (has("tp")) shape.tp = given_shape.tp;
+  if (has("dp")) shape.dp = given_shape.dp;
+  if (has("zero")) {
+    if (given_shape.zero < 0 || given_shape.zero > 3) {
+      throw InputError(fmt::format("--zero must be 0..3 (got {})", given_shape.zero));
+    }
+    shape.zero = static_cast<models::ZeroStage>(given_shape.zero);
+  }
+  if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
+  if (has("recompute")) shape.recompute = models::parse_recompute(given_shape.recompute);
+  if (has("no-flash-attention")) shape.flash_attention = false;
+  for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
+                             std::pair{shape.dp, "--dp"}}) {
+    if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
+  }
+  check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.dp,
+                       has("zero") ? static_cast<int>(shape.zero) : 0);
+  setup.pp = has("stages") ? source.ranks : plan.plan.pp;
+  setup.microbatches = has("microbatches") ? source.microbatches : plan.plan.microbatches;
+  setup.schedule = has("schedule") ? source.name : plan.plan.schedule;
+  setup.virtual_stages = has("virtual") || has("schedule") ? virtual_stages_of(setup.schedule, source.virtual_stages)
+                                                           : plan.plan.virtual_stages;
+  setup.microbatch_group_size = source.microbatch_group_size;
+  setup.memory_cap_bytes = memory_cap_bytes(outputs);
+  if (!run.layers && !run.layout) {
+    const int stages = plan.plan.pp * plan.plan.virtual_stages;
+    if (setup.pp * setup.virtual_stages != stages) {
+      throw InputError(fmt::format("the overrides make {} stages (p x v) where the plan's split has {}: give the new "
+                                   "split with --layers or --layout",
+                                   setup.pp * setup.virtual_stages, stages));
+    }
+    run.layout = plan.layout;
+  }
+  for (std::string_view name : plan_override_options()) {
+    if (has(name)) run.overrides.push_back(given_text(command, name));
+  }
+  return run;
+}
+
+// Only DualPipeV of the generated schedules has overlapped pairs.
+void check_semantics(const SimulateOutputs& outputs, const std::string& schedule) {
+  check_semantics_options(outputs, schedule, sim::find_schedule_family(schedule).name == "DualPipeV");
+}
+
+}  // namespace
+
+void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options) {
+  command.add_option("--plan", options.plan,
+                     "Replay a plan written by `pipeplan plan --out`; model options given with it override the plan's");
+  command.add_option("--model", options.model,
+                     "Model zoo name or YAML file: stage costs and memory come from the cost model (needs "
+                     "--hardware); see `pipeplan model list`");
+  command.add_option("--hardware", options.hardware,
+                     "Hardware name or YAML file (see `pipeplan hardware list`)");
+  command.add_option("--layers", options.layers,
+                     "Transformer layers per stage, e.g. 18,22,22,18 (default: Megatron's even split)");
+  command.add_option("--profile", options.profile,
+                     "With --model: measured per-layer costs (pipeplan profile) in place of the time model");
+  command.add_option("--layout", options.layout,
+                     "Megatron pipeline_model_parallel_layout, e.g. 'Et*18|t*22|t*22|t*18L'");
+  add_shape_options(command, options.shape, true);
+}
+
+const std::vector<std::string_view>& plan_override_options() {
+  static const std::vector<std::string_view> kOptions{
+      "hardware", "layers", "layout", "profile", "micro-batch-size", "seq", "allow-long-context", "tp",
+      "sequence-parallel", "recompute", "no-flash-attention", "dp", "zero", "schedule", "stages", "microbatches",
+      "virtual", "microbatch-group-size"};
+  return kOptions;
+}
+
+const std::vector<std::string_view>& model_mode_options() {
+  static const std::vector<std::string_view> kOptions = joined({{"model"}, plan_override_options()});
+  return kOptions;
+}
+
+CommandOutput run_model_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
+                                 const SimulateOutputs& outputs) {
+  const ModelRun run = run_from_options(options, source, outputs);
+  check_semantics(outputs, run.setup.schedule);
+  return model_output(simulate_run(run, simulation_options(outputs, outputs.gantt)), run, outputs);
+}
+
+CommandOutput run_model_comparison(const ModelSimulateOptions& options, const ScheduleSource& source,
+                                   const SimulateOutputs& outputs) {
+  const ModelRun base = run_from_options(options, source, outputs);
+  check_semantics_options(outputs, "all", true);
+  const RunFamily run_family = [&](const sim::ScheduleFamily& family) {
+    ComparedSchedule row{std::string(family.name), std::nullopt, 0, 0, "", ""};
+    ModelRun run = base;
+    run.setup.schedule = family.name;
+    run.setup.virtual_stages =
+        virtual_stages_of(row.schedule, compared_virtual_stages(family, source.virtual_stages));
+    if (family.name != "Interleaved1F1B") run.setup.microbatch_group_size = 0;
+    try {
+      planner::ModelSimulation result = simulate_run(run, simulation_options(outputs, false));
+      row.iteration_s = result.iteration_time_s;
+      row.tokens_per_s = result.tokens_per_s;
+      row.cost_source = result.cost_source;
+      row.report = std::move(result.report);
+    } catch (const InputError& error) {
+      row.skipped = error.what();
+    }
+    return row;
+  };
+  const planner::PipelineSetup& setup = base.setup;
+  const std::string heading = fmt::format(
+      "{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, {} micro-batches, recompute {}\n", base.model.name,
+      setup.shape.tp * setup.pp * setup.shape.dp, base.hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
+      setup.shape.micro_batch_size, setup.shape.seq_len, setup.microbatches, models::recompute_name(setup.shape.recompute));
+  CommandOutput output = compare_schedules(run_family, outputs, true, heading);
+  output.json["model"] = base.model.name;
+  output.json["hardware"] = base.hardware.name;
+  return output;
+}
+
+CommandOutput run_plan_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
+                                const SimulateOutputs& outputs, const CLI::App& command) {
+  const ModelRun run = run_from_plan(options, source, outputs, command);
+  check_semantics(outputs, run.setup.schedule);
+  return model_output(simulate_run(run, simulation_options(outputs, outputs.gantt)), run, outputs);
+}
+
+}  // namespace pipeplan::commands

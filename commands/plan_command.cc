@@ -1,0 +1,220 @@
+#include "commands/plan_command.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+
+#include "commands/model_options.h"
+#include "commands/option_use.h"
+#include "commands/output_files.h"
+#include "common/error.h"
+#include "common/units.h"
+#include "planner/plan_file.h"
+#include "planner/plan_replay.h"
+#include "planner/plan_report.h"
+#include "planner/plan_search.h"
+#include "profiler/profile_file.h"
+
+namespace pipeplan::commands {
+namespace {
+
+struct PlanOptions {
+  std::string model;
+  std::string hardware;
+  int gpus = 0;
+  int global_batch = 0;
+  int seq = 0;
+  std::optional<std::string> memory_cap;
+  std::optional<int> tp, pp, dp, micro_batch_size, virtual_stages, zero;
+  std::optional<std::string> schedule, recompute;
+  bool sequence_parallel = false;
+  const CLI::Option* sequence_parallel_option = nullptr;  // given or not
+  bool allow_long_context = false;
+  std::optional<std::string> layers, layout;
+  std::optional<std::string> profile;
+  std::string partition = "memory";
+  std::string balance_slack = "0.5%";
+  std::string objective = "throughput";
+  std::size_t top = 5;
+  int threads = 0;
+  bool json = false;
+  std::optional<std::string> out;
+};
+
+// "0.5%" or "0.005".
+double parse_fraction(const std::string& text, const char* option) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const double value = parse_non_negative(percent ? text.substr(0, text.size() - 1) : text, option);
+  return percent ? value / 100 : value;
+}
+
+// Options that only some settings read are refused under the others.
+void check_option_use(const PlanOptions& options, const CLI::App& command) {
+  if (given(command, "balance-slack") && (options.partition != "memory" || options.objective == "memory")) {
+    throw InputError("--balance-slack trades time for memory in --partition memory with --objective throughput; "
+                     "drop it here");
+  }
+  if (given(command, "partition") && (options.layers || options.layout)) {
+    throw InputError("--partition chooses the split, which --layers/--layout already give: drop one");
+  }
+  if (options.sequence_parallel_option->count() > 0 && options.tp == 1) {
+    throw InputError("--sequence-parallel / --no-sequence-parallel apply with t > 1: with --tp 1 they change "
+                     "nothing; drop them");
+  }
+  if (options.zero && options.dp == 1) {
+    throw InputError("--zero shards over the d data-parallel ranks: with --dp 1 it changes nothing; drop it");
+  }
+}
+
+planner::PlanRequest make_request(const PlanOptions& options) {
+  planner::PlanRequest request;
+  request.model = models::load_model(options.model);
+  request.hardware = models::load_hardware(options.hardware);
+  request.gpus = options.gpus;
+  request.global_batch = options.global_batch;
+  if (options.seq < 0) throw InputError("--seq must be >= 1");
+  request.seq_len = options.seq > 0 ? options.seq : std::min(request.model.context, kDefaultSeqCap);
+  models::check_sequence_length(request.model, request.seq_len, options.allow_long_context);
+  if (options.memory_cap) request.memory_cap_bytes = static_cast<double>(parse_bytes(*options.memory_cap, "--memory-cap"));
+  request.tp = options.tp;
+  request.pp = options.pp;
+  request.dp = options.dp;
+  if (options.sequence_parallel_option->count() > 0) request.sequence_parallel = options.sequence_parallel;
+  if (options.zero) {
+    if (*options.zero < 0 || *options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", *options.zero));
+    request.zero = static_cast<models::ZeroStage>(*options.zero);
+  }
+  request.micro_batch_size = options.micro_batch_size;
+  request.virtual_stages = options.virtual_stages;
+  request.schedule = options.schedule;
+  if (options.recompute) request.recompute = models::parse_recompute(*options.recompute);
+  if (options.layers && options.layout) throw InputError("give --layers or --layout, not both");
+  if (options.layers) request.layer_counts = planner::parse_layer_counts(*options.layers);
+  request.layout = options.layout;
+  if (options.profile) {
+    request.profile = profiler::read_profile_yaml(*options.profile);
+    request.profile_file = *options.profile;
+    if (options.tp && *options.tp != request.profile->tp) {
+      throw InputError(fmt::format("--tp {} but {} measured t = {}: drop --tp or profile at that size", *options.tp,
+                                   *options.profile, request.profile->tp));
+    }
+  }
+  request.partition = planner::parse_partition_method(options.partition);
+  request.balance_slack = parse_fraction(options.balance_slack, "--balance-slack");
+  if (options.objective != "throughput" && options.objective != "memory") {
+    throw InputError(fmt::format("--objective '{}': use throughput or memory", options.objective));
+  }
+  request.objective = options.objective == "memory" ? planner::Objective::kMemory : planner::Objective::kThroughput;
+  request.threads = options.threads;
+  return request;
+}
+
+// What could bring the closest candidate under the cap.
+std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanOptions& options) {
+  std::vector<std::string> advice{"more GPUs"};
+  if (closest == nullptr || closest->recompute != models::Recompute::kFull) {
+    advice.push_back(options.recompute ? "--recompute full instead of --recompute " + *options.recompute
+                                       : "--recompute full");
+  }
+  if (closest == nullptr || closest->micro_batch_size > 1) advice.push_back("a smaller --micro-batch-size");
+  if (options.tp || options.pp) advice.push_back("leaving --tp and --pp to the search");
+  advice.push_back("a shorter --seq");
+  advice.push_back(options.memory_cap ? "a larger --memory-cap" : "a GPU with more memory");
+  std::string text;
+  for (std::size_t i = 0; i < advice.size(); ++i) text += (i == 0 ? "" : i + 1 == advice.size() ? " or " : ", ") + advice[i];
+  return text;
+}
+
+// No plan under the cap: say how close the search came and what would help.
+[[noreturn]] void report_infeasible(const planner::PlanSearchResult& search, const PlanOptions& options) {
+  std::string closest = "no candidate could be costed";
+  const planner::PlanCandidate* lowest = search.lowest_peak ? &*search.lowest_peak : nullptr;
+  if (lowest != nullptr) {
+    const planner::PlanCandidate& c = *lowest;
+    closest = fmt::format("the smallest peak found is {} (t={} p={} d={}, micro-batch {}, {}, recompute {})",
+                          format_bytes(c.max_peak_bytes), c.tp, c.pp, c.dp, c.micro_batch_size, c.schedule,
+                          models::recompute_name(c.recompute));
+  }
+  throw InputError(fmt::format("no plan fits the memory cap of {}: {}; try {}",
+                               format_bytes(static_cast<std::int64_t>(search.memory_cap_bytes)), closest,
+                               infeasible_advice(lowest, options)));
+}
+
+CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
+  check_option_use(options, command);
+  const planner::PlanRequest request = make_request(options);
+  planner::PlanReport report;
+  report.model = request.model.name;
+  report.hardware = request.hardware.name;
+  report.gpus = request.gpus;
+  report.global_batch = request.global_batch;
+  report.seq_len = request.seq_len;
+  report.search = planner::search_plans(request, std::max<std::size_t>(1, options.top));
+  if (report.search.ranked.empty()) report_infeasible(report.search, options);
+  report.best_plan = report.search.ranked.front();
+  planner::PlanFile file{options.model,  options.hardware, request.global_batch, request.seq_len, report.best_plan,
+                         "",             request.profile_file};
+  report.best = planner::replay_plan(file, request.model, request.hardware, {},
+                                     request.profile ? &*request.profile : nullptr,
+                                     static_cast<std::int64_t>(request.memory_cap_bytes));
+  planner::fill_even_split(report, request);
+  if (options.out) {
+    planner::take_figures(report.best, file.plan);
+    write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
+  }
+  return {planner::plan_report_json(report), planner::plan_report_text(report)};
+}
+
+}  // namespace
+
+void register_plan_command(CLI::App& app, OutputSink sink) {
+  auto options = std::make_shared<PlanOptions>();
+  CLI::App* command = app.add_subcommand(
+      "plan",
+      "Search tensor, pipeline and data parallelism, micro-batch size, schedule, recomputation and the layer split "
+      "for the highest throughput with every GPU under the memory cap");
+  command->add_option("--model", options->model, "Model zoo name or YAML file")->required();
+  command->add_option("--hardware", options->hardware, "Hardware name or YAML file")->required();
+  command->add_option("--gpus", options->gpus, "GPUs in all (t x p x d)")->required();
+  command->add_option("--global-batch", options->global_batch, "Sequences per iteration (global_batch_size)")
+      ->required();
+  command->add_option("--seq", options->seq, "Sequence length; 0 = the model's context, at most 8192")
+      ->capture_default_str();
+  command->add_flag("--allow-long-context", options->allow_long_context, kAllowLongContextHelp);
+  command->add_option("--memory-cap", options->memory_cap,
+                      "Peak memory per GPU allowed, e.g. 80GiB [default: the GPU's usable memory]");
+  command->add_option("--tp", options->tp, "Fix the tensor-parallel size");
+  command->add_option("--pp", options->pp, "Fix the pipeline-parallel size");
+  command->add_option("--dp", options->dp, "Fix the data-parallel size (replicas)");
+  options->sequence_parallel_option =
+      command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,
+                        "Sequence parallelism with t > 1 [default: on, Megatron's advice]");
+  command->add_option("--zero", options->zero,
+                      "Optimizer sharding over d: 0 none, 1 the distributed optimizer [default: 1 with d > 1]");
+  command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
+  command->add_option("--schedule", options->schedule, "Fix the schedule");
+  command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");
+  command->add_option("--recompute", options->recompute, "Fix recomputation: none, selective or full");
+  command->add_option("--layers", options->layers,
+                      "Evaluate this split (transformer layers per stage, e.g. 18,22,22,18) instead of searching one");
+  command->add_option("--layout", options->layout, "Evaluate this Megatron layout, e.g. 'Et*18|t*22|t*22|t*18L'");
+  command->add_option("--profile", options->profile,
+                      "Measured per-layer costs (pipeplan profile) in place of the time model");
+  command->add_option("--partition", options->partition,
+                      "Split method: uniform, parameters, time or memory (time-optimal under the cap)")
+      ->capture_default_str();
+  command->add_option("--balance-slack", options->balance_slack,
+                      "With --partition memory: how much slower the slowest stage may get to lower the largest "
+                      "stage's peak memory (e.g. 0.5% or 0)")
+      ->capture_default_str();
+  command->add_option("--objective", options->objective, "throughput (tokens/s) or memory (lowest peak)")
+      ->capture_default_str();
+  command->add_option("--top", options->top, "Alternatives to list")->capture_default_str();
+  command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")->capture_default_str();
+  command->add_flag("--json", options->json, "Print one JSON object");
+  command->add_option("--out", options->out, "Write the best plan as YAML (replay: pipeplan simulate --plan FILE)");
+  command->callback([options, sink, command] { sink(run_plan(*options, *command), options->json); });
+}
+
+}  // namespace pipeplan::commands

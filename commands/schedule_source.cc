@@ -1,0 +1,51 @@
+#include "commands/schedule_source.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "sim/generators/registry.h"
+#include "sim/schedule_csv.h"
+
+namespace pipeplan::commands {
+
+void add_schedule_options(CLI::App& command, ScheduleSource& source) {
+  command.add_option("--schedule", source.name, "Schedule name: " + sim::schedule_names())
+      ->capture_default_str();
+  command.add_option("--schedule-csv", source.csv_file,
+                     "Read the schedule from a PyTorch schedule CSV (one row per rank) instead of generating it");
+  source.ranks_option =
+      command.add_option("--stages,-p,--pp", source.ranks,
+                                                "Pipeline ranks p (pipeline_model_parallel_size; each holds --virtual stages)")
+          ->capture_default_str();
+  source.microbatches_option =
+      command.add_option("--microbatches,-m", source.microbatches, "Micro-batches per iteration m")
+          ->capture_default_str();
+  command.add_option("--virtual,-v", source.virtual_stages,
+                     "Stages (model chunks) per rank v; 0 = the schedule's default (2 for interleaved and V "
+                     "schedules, else 1)")
+      ->capture_default_str();
+  command.add_option("--microbatch-group-size", source.microbatch_group_size,
+                     "Interleaved1F1B: micro-batches per chunk round (Megatron's "
+                     "microbatch_group_size_per_vp_stage); 0 = p")
+      ->capture_default_str();
+}
+
+sim::Schedule load_schedule(const ScheduleSource& source) {
+  if (!source.csv_file) {
+    return sim::generate_schedule(source.name,
+                                  {source.ranks, source.microbatches, source.virtual_stages, source.microbatch_group_size});
+  }
+  sim::Schedule schedule = sim::read_schedule_csv_file(*source.csv_file);
+  if (source.ranks_option->count() > 0 && source.ranks != schedule.ranks) {
+    throw InputError(fmt::format("--stages is {} but {} has {} rows (ranks); drop --stages or fix the file",
+                                 source.ranks, *source.csv_file, schedule.ranks));
+  }
+  if (source.microbatches_option->count() > 0 && source.microbatches != schedule.microbatches) {
+    throw InputError(fmt::format("--microbatches is {} but {} uses micro-batches 0..{}; drop --microbatches or fix "
+                                 "the file",
+                                 source.microbatches, *source.csv_file, schedule.microbatches - 1));
+  }
+  return schedule;
+}
+
+}  // namespace pipeplan::commands
