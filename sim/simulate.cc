@@ -94,9 +94,18 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
                           const SimulationOptions& options) {
   check_costs(schedule, costs);
   // Validate the form the user wrote (errors then show their actions); the
-  // lowering of a valid compute-only schedule is valid by construction.
-  std::optional<ActionIndex> index;
-  if (options.validate) index.emplace(validate_schedule(schedule));
+  // lowering of a valid compute-only schedule is valid by construction. A
+  // compute-only schedule's deadlock shows in the linear replay below; the
+  // dependency graph is built only to explain one, and for a schedule that
+  // carries its own SEND/RECV (checked with blocking semantics).
+  const bool compute_form = !schedule.has_comm();
+  if (options.validate) {
+    if (compute_form) {
+      validate_structure(schedule);
+    } else {
+      validate_schedule(schedule);
+    }
+  }
   SimulationReport report;
   report.schedule = schedule.name;
   report.placement = std::string(placement_name(schedule.stage_to_rank, schedule.ranks));
@@ -106,6 +115,9 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   report.microbatches = static_cast<int>(std::lround(schedule.microbatches * schedule.microbatch_scale));
   report.overlap_comm = options.overlap_comm;
 
+  std::optional<Schedule> unpaired;
+  if (!options.pair_overlapped) unpair(unpaired.emplace(schedule));
+  const Schedule& replayed = unpaired ? *unpaired : schedule;
   UsageObserver usage(schedule.ranks);
   MemoryObserver memory(costs, schedule.ranks, options.record_timeline);
   TimelineRecorder recorder;
@@ -113,36 +125,62 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   if (options.record_timeline) observers.push_back(&recorder);
   if (options.uncontended_links) {
     if (!options.overlap_comm) throw InputError("the uncontended replay assumes communication overlaps compute");
-    std::optional<Schedule> unpaired;
-    if (!options.pair_overlapped) unpair(unpaired.emplace(schedule));
-    const EngineResult result = replay_uncontended(unpaired ? *unpaired : schedule, costs, topology, observers);
+    const EngineResult result = replay_uncontended(replayed, costs, topology, observers);
     report.compute_actions = report.actions = schedule.compute_action_count();
     report.makespan_s = report.critical_path_s = result.makespan_s;
     fill_rank_reports(schedule, costs, usage, memory, report);
     if (options.record_timeline) report.timeline = recorder.take();
     return report;
   }
-  // Under overlap, the compute-only graph (a cross-rank input is an edge
-  // weighted by its transfer) has the lowered graph's critical path with
-  // less than half the vertices; blocking SENDs need the lowered form.
-  const bool path_on_compute_form = options.overlap_comm && !schedule.has_comm() && options.pair_overlapped;
-  std::optional<Schedule> lowered(lower_communication(schedule, options.recv_placement));
-  if (!options.pair_overlapped) unpair(*lowered);
-  report.compute_actions = lowered->compute_action_count();
-  report.actions = lowered->action_count();
-  const EngineResult result = run_engine(*lowered, costs, topology, {options.overlap_comm}, observers);
+  // With overlap the uncontended replay is the longest path of the
+  // dependency graph: one linear pass checks for a deadlock and gives the
+  // critical path, and when no transfer in it waits for its link its times,
+  // usage and memory are the engine's exactly, so the engine is not run.
+  // Blocking communication, traces and charts (which show the transfers)
+  // and queued links take the engine; blocking SENDs also need the lowered
+  // graph for the path.
+  const bool replay_first = compute_form && (options.validate || options.overlap_comm);
+  if (replay_first) {
+    CriticalPath path;
+    LinkUse links;
+    UsageObserver replay_usage(schedule.ranks);
+    MemoryObserver replay_memory(costs, schedule.ranks, false);
+    std::vector<EngineObserver*> replay_observers{&replay_usage, &replay_memory};
+    const bool with_path = options.overlap_comm && options.compute_critical_path;
+    EngineResult result;
+    try {
+      result = replay_uncontended(replayed, costs, topology, replay_observers, with_path ? &path : nullptr, links);
+    } catch (const ScheduleError&) {
+      validate_schedule(schedule);  // throws the explanation: the cycle and the grid
+      throw;
+    }
+    if (with_path) {
+      report.critical_path_s = path.length_s;
+      report.critical_path = std::move(path.segments);
+    }
+    if (options.overlap_comm && !links.queued && !options.record_timeline) {
+      report.compute_actions = schedule.compute_action_count();
+      report.actions = report.compute_actions + 2 * links.transfers;
+      report.makespan_s = result.makespan_s;
+      report.transfers = links.transfers;
+      report.links = links.links;
+      fill_rank_reports(schedule, costs, replay_usage, replay_memory, report);
+      return report;
+    }
+  }
+  // Lowered with its pairs (both SENDs after the pair, as PyTorch issues
+  // them), then unpaired if the halves run in turn.
+  Schedule lowered = lower_communication(schedule, options.recv_placement);
+  if (!options.pair_overlapped) unpair(lowered);
+  report.compute_actions = lowered.compute_action_count();
+  report.actions = lowered.action_count();
+  const EngineResult result = run_engine(lowered, costs, topology, {options.overlap_comm}, observers);
   report.makespan_s = result.makespan_s;
   report.transfers = result.transfers;
   report.links = result.links;
   fill_rank_reports(schedule, costs, usage, memory, report);
-  if (options.compute_critical_path) {
-    if (path_on_compute_form) {
-      lowered.reset();
-      if (!index) index.emplace(schedule);
-      fill_critical_path(schedule, *index, costs, topology, true, report);
-    } else {
-      fill_critical_path(*lowered, ActionIndex(*lowered), costs, topology, options.overlap_comm, report);
-    }
+  if (options.compute_critical_path && !(compute_form && options.overlap_comm)) {
+    fill_critical_path(lowered, ActionIndex(lowered), costs, topology, options.overlap_comm, report);
   }
   if (options.record_timeline) {
     report.timeline = recorder.take();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/costs.h"
+#include "sim/critical_path.h"
 #include "sim/lowering.h"
 #include "sim/schedule.h"
 #include "sim/timeline.h"
@@ -52,13 +53,6 @@ struct RankReport {
   std::int64_t peak_memory_bytes = 0;  // static + peak activations
 };
 
-// A run of consecutive critical-path compute actions on one rank.
-struct CriticalSegment {
-  int rank = 0;
-  Action first;
-  Action last;
-  std::size_t actions = 0;
-};
 
 struct SimulationReport {
   std::string schedule;

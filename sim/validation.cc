@@ -134,12 +134,17 @@ class Validator {
 
 }  // namespace
 
-ActionIndex validate_schedule(const Schedule& schedule) {
+ActionIndex validate_structure(const Schedule& schedule) {
   ActionIndex index(schedule);
   Validator validator(schedule, index);
   validator.check_compute();
   if (schedule.has_comm()) validator.check_comm();
-  validator.check_deadlock();
+  return index;
+}
+
+ActionIndex validate_schedule(const Schedule& schedule) {
+  ActionIndex index = validate_structure(schedule);
+  Validator(schedule, index).check_deadlock();
   return index;
 }
 

@@ -15,4 +15,9 @@ namespace pipeplan::sim {
 // Returns the action index for reuse by the caller.
 ActionIndex validate_schedule(const Schedule& schedule);
 
+// Every check but the deadlock: each action once, in order, SEND/RECV
+// where needed. A replay then finds a deadlock in linear time (a rank
+// waits for an input never produced); validate_schedule explains it.
+ActionIndex validate_structure(const Schedule& schedule);
+
 }  // namespace pipeplan::sim
