@@ -54,7 +54,8 @@ void BM_EngineReplay(benchmark::State& state, const char* name) {
   count_actions(state, c);
 }
 
-// What a planner pays per candidate: lowering and replay, no validation.
+// What a planner pays per candidate: the program-order replay with queued
+// links, no validation and no critical path.
 void BM_SimulateUnchecked(benchmark::State& state, const char* name) {
   const Case c = make_case(name, state);
   SimulationOptions options;
@@ -64,8 +65,8 @@ void BM_SimulateUnchecked(benchmark::State& state, const char* name) {
   count_actions(state, c);
 }
 
-// `pipeplan simulate`: validation (dependency graph, cycle search),
-// lowering, replay and the critical path.
+// `pipeplan simulate`: the replay that validates (a stall is a deadlock)
+// and the critical path.
 void BM_SimulateFull(benchmark::State& state, const char* name) {
   const Case c = make_case(name, state);
   for (auto _ : state) benchmark::DoNotOptimize(simulate(c.schedule, c.costs, c.topology));

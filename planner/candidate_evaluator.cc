@@ -4,6 +4,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "common/parallel.h"
 #include "models/layers.h"
 #include "models/training_state.h"
 #include "planner/layer_table.h"
@@ -24,12 +25,17 @@ struct LayerContext {
   double state_bytes_per_param;
 };
 
-// A generated schedule and, per rank, its (M_B, M_W) multiplicities at each
-// memory peak candidate (one chunk per rank only).
+// A generated schedule with what bounds it for any costs: its memory
+// profiles and its span bound; for one chunk per rank, the profiles'
+// (M_B, M_W) multiplicities at each memory peak candidate. The actions are
+// dropped once bounded (a search holds hundreds of schedules) and
+// generated again for a replay.
 struct ScheduleContext {
   const ScheduleChoice& choice;
-  sim::Schedule schedule;
+  sim::Schedule schedule;  // without its actions
+  std::vector<RankMemoryProfile> profiles;
   std::vector<std::vector<std::pair<int, int>>> peak_points;
+  sim::SpanBound span;
 };
 
 namespace {
@@ -61,22 +67,25 @@ std::vector<LayerContext> layer_contexts(const PlanRequest& request, const Searc
   return contexts;
 }
 
-std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, const SearchGroup& group,
-                                                SearchTally& tally) {
-  ScheduleContext context{choice, {}, {}};
+// The schedule of a choice at (p, m) and its memory peaks, or none when its
+// preconditions (micro-batches, chunks) fail.
+std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, int pp, int microbatches) {
+  ScheduleContext context{choice, {}, {}, {}, {}};
   try {
-    context.schedule = sim::generate_schedule(choice.name, {group.pp, group.microbatches, choice.virtual_stages, 0});
+    context.schedule = sim::generate_schedule(choice.name, {pp, microbatches, choice.virtual_stages, 0});
   } catch (const InputError&) {
-    ++tally.rejected["schedule precondition (micro-batches, chunks)"];
     return std::nullopt;
   }
+  context.span = sim::SpanBound(context.schedule);
+  context.profiles = memory_profiles(context.schedule);
   if (context.schedule.virtual_stages() == 1) {
-    for (const RankMemoryProfile& profile : memory_profiles(context.schedule)) {
+    for (const RankMemoryProfile& profile : context.profiles) {
       std::vector<std::pair<int, int>> points;
       for (const MemoryPoint& point : profile.points) points.emplace_back(point.full[0], point.partial[0]);
       context.peak_points.push_back(std::move(points));
     }
   }
+  context.schedule.actions = {};
   return context;
 }
 
@@ -158,10 +167,15 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
   return time_split(layers, stages, cache);
 }
 
-// A user's split fixes the stage count (p x v).
-bool fits_given_split(const PlanRequest& request, int stages) {
-  if (request.layer_counts) return static_cast<int>(request.layer_counts->size()) == stages;
-  return !request.layout || layout_stage_count(*request.layout) == stages;
+// Why a schedule choice cannot run the model on `pp` ranks, or null: every
+// stage (p x v of them) needs a transformer block, and a user's split fixes
+// the stage count.
+const char* stage_count_rejection(const PlanRequest& request, const ScheduleChoice& choice, int pp) {
+  const int stages = pp * choice.virtual_stages;
+  if (stages > request.model.layers) return "more pipeline stages than layers";
+  const bool fits_split = request.layer_counts ? static_cast<int>(request.layer_counts->size()) == stages
+                                               : !request.layout || layout_stage_count(*request.layout) == stages;
+  return fits_split ? nullptr : "stage count differs from the given split";
 }
 
 PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, const ScheduleChoice& choice,
@@ -183,16 +197,103 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
 
 }  // namespace
 
-CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, double memory_cap_bytes)
-    : request_(request), cap_(memory_cap_bytes), schedules_(schedule_choices(request)),
-      recomputes_(recompute_choices(request)) {}
+CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, const std::vector<SearchGroup>& groups,
+                                       double memory_cap_bytes)
+    : request_(request), groups_(groups), cap_(memory_cap_bytes), schedules_(schedule_choices(request)),
+      recomputes_(recompute_choices(request)), layers_(groups.size()) {
+  // Groups that differ only in t or b share (p, m): each schedule once.
+  std::vector<std::pair<int, int>> shapes;
+  for (const SearchGroup& group : groups) shapes.emplace_back(group.pp, group.microbatches);
+  std::sort(shapes.begin(), shapes.end());
+  shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
+  // Only the schedules some candidate can use (enumerate_group rejects the others first).
+  std::vector<std::tuple<std::size_t, int, int>> jobs;
+  for (const auto& [pp, m] : shapes) {
+    for (std::size_t choice = 0; choice < schedules_.size(); ++choice) {
+      if (stage_count_rejection(request, schedules_[choice], pp) == nullptr) jobs.emplace_back(choice, pp, m);
+    }
+  }
+  std::vector<std::shared_ptr<const ScheduleContext>> built(jobs.size());
+  parallel_for(jobs.size(), request.threads, [&](std::size_t i) {
+    const auto& [choice, pp, m] = jobs[i];
+    std::optional<ScheduleContext> context = schedule_context(schedules_[choice], pp, m);
+    if (context) built[i] = std::make_shared<const ScheduleContext>(std::move(*context));
+  });
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& [choice, pp, m] = jobs[i];
+    schedule_cache_.emplace(std::make_tuple(choice, pp, m), std::move(built[i]));
+  }
+}
 
-PlanCandidate CandidateEvaluator::simulate_candidate(const SearchGroup& group, const LayerContext& layers,
-                                                    const ScheduleContext& context, const StageSplit& split) const {
+CandidateEvaluator::~CandidateEvaluator() = default;
+
+const ScheduleContext* CandidateEvaluator::schedule_of(std::size_t choice, const SearchGroup& group) const {
+  const auto found = schedule_cache_.find(std::make_tuple(choice, group.pp, group.microbatches));
+  return found == schedule_cache_.end() ? nullptr : found->second.get();
+}
+
+void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingCandidate>& pending,
+                                         SearchTally& tally) {
+  const SearchGroup& group = groups_[index];
+  layers_[index] = layer_contexts(request_, group, recomputes_);
+  const std::vector<LayerContext>& contexts = layers_[index];
+  TimeSplitCache time_splits;
+  for (std::size_t choice = 0; choice < schedules_.size(); ++choice) {
+    if (const char* reason = stage_count_rejection(request_, schedules_[choice], group.pp)) {
+      tally.rejected[reason] += contexts.size();
+      continue;
+    }
+    const ScheduleContext* context = schedule_of(choice, group);
+    if (context == nullptr) {
+      ++tally.rejected["schedule precondition (micro-batches, chunks)"];
+      continue;
+    }
+    for (std::size_t l = 0; l < contexts.size(); ++l) {
+      const LayerContext& layers = contexts[l];
+      const std::optional<StageSplit> split = choose_split(layers, *context, request_, cap_, time_splits);
+      if (!split) {
+        ++tally.rejected[kOutOfMemory];
+        tally.unfitted.push_back(PendingCandidate{index, l, choice, StageSplit{std::vector<int>{0, 1}}, {}, 0});
+        continue;
+      }
+      const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, *split, context->schedule);
+      PendingCandidate candidate{index, l, choice, *split, {}, 0};
+      candidate.bounds = step_bounds(context->schedule, context->span, context->profiles, costs,
+                                     step_overhead(costs, request_.hardware, layers.shape));
+      const double tokens = static_cast<double>(group.micro_batch_size) * group.microbatches * group.dp * request_.seq_len;
+      candidate.tokens_bound = tokens / candidate.bounds.iteration_time_s;
+      pending.push_back(std::move(candidate));
+    }
+  }
+}
+
+std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
+    const std::vector<PendingCandidate>& unfitted) const {
+  std::optional<PendingCandidate> closest;
+  double lowest = 0;
+  for (const PendingCandidate& candidate : unfitted) {
+    const LayerContext& layers = layers_[candidate.group][candidate.layers];
+    const ScheduleContext& context = *schedule_of(candidate.schedule, groups_[candidate.group]);
+    std::optional<StageSplit> leanest = leanest_split(layers, context);
+    if (!leanest) continue;
+    const double estimate = stage_memory_max(layers, context, *leanest);
+    if (closest && estimate >= lowest) continue;
+    closest = candidate;
+    closest->split = std::move(*leanest);
+    lowest = estimate;
+  }
+  return closest;
+}
+
+PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const {
+  const SearchGroup& group = groups_[pending.group];
+  const LayerContext& layers = layers_[pending.group][pending.layers];
+  const ScheduleContext& context = *schedule_of(pending.schedule, group);
+  // Generated schedules validate (the property tests); the replay's figures
+  // are the engine's (simulate() takes the engine when a link queues).
   sim::SimulationOptions options;
-  options.validate = false;  // generated schedules validate (the property tests)
+  options.validate = false;
   options.compute_critical_path = false;
-  options.uncontended_links = true;
   PipelineSetup setup;
   setup.shape = layers.shape;
   setup.pp = group.pp;
@@ -200,55 +301,13 @@ PlanCandidate CandidateEvaluator::simulate_candidate(const SearchGroup& group, c
   setup.microbatches = group.microbatches;
   setup.schedule = context.choice.name;
   setup.profile = request_.profile ? &*request_.profile : nullptr;
-  const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, split, context.schedule);
-  const ModelSimulation simulation =
-      simulate_stage_costs(context.schedule, costs, split, request_.hardware, setup, layers.model_flops, options);
+  setup.memory_cap_bytes = static_cast<std::int64_t>(cap_);
+  const sim::Schedule schedule =
+      sim::generate_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0});
+  const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, pending.split, schedule);
+  const ModelSimulation simulation = simulate_stage_costs(schedule, costs, pending.split, request_.hardware,
+                                                          setup, layers.model_flops, options);
   return describe(group, layers, context.choice, simulation);
-}
-
-void CandidateEvaluator::evaluate_group(const SearchGroup& group, std::vector<PlanCandidate>& feasible,
-                                        SearchTally& tally) const {
-  const std::vector<LayerContext> contexts = layer_contexts(request_, group, recomputes_);
-  TimeSplitCache time_splits;
-  auto note_peak = [&](const PlanCandidate& candidate) {
-    if (!tally.lowest_peak || candidate.max_peak_bytes < tally.lowest_peak->max_peak_bytes) {
-      tally.lowest_peak = candidate;
-    }
-  };
-  for (const ScheduleChoice& choice : schedules_) {
-    const std::optional<ScheduleContext> context = schedule_context(choice, group, tally);
-    if (!context) continue;
-    for (const LayerContext& layers : contexts) {
-      if (context->schedule.stages > layers.layers.transformer_layers()) {
-        ++tally.rejected["more pipeline stages than layers"];
-        continue;
-      }
-      if (!fits_given_split(request_, context->schedule.stages)) {
-        ++tally.rejected["stage count differs from the given split"];
-        continue;
-      }
-      const std::optional<StageSplit> split = choose_split(layers, *context, request_, cap_, time_splits);
-      if (!split) {
-        ++tally.rejected[kOutOfMemory];
-        // How close it comes: its leanest split, costed when it could be the
-        // lowest peak so far.
-        const std::optional<StageSplit> leanest = leanest_split(layers, *context);
-        if (leanest && (!tally.lowest_peak || stage_memory_max(layers, *context, *leanest) <
-                                                  static_cast<double>(tally.lowest_peak->max_peak_bytes))) {
-          note_peak(simulate_candidate(group, layers, *context, *leanest));
-        }
-        continue;
-      }
-      PlanCandidate candidate = simulate_candidate(group, layers, *context, *split);
-      ++tally.evaluated;
-      note_peak(candidate);
-      if (static_cast<double>(candidate.max_peak_bytes) > cap_) {
-        ++tally.rejected[kOutOfMemory];
-        continue;
-      }
-      feasible.push_back(std::move(candidate));
-    }
-  }
 }
 
 }  // namespace pipeplan::planner

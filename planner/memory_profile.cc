@@ -12,31 +12,39 @@ bool dominates(const MemoryPoint& a, const MemoryPoint& b) {
   return true;
 }
 
-void keep_undominated(std::vector<MemoryPoint>& points, MemoryPoint point) {
+// Copies the point only when it is kept: most forwards repeat a point,
+// most often the one kept last.
+void keep_undominated(std::vector<MemoryPoint>& points, const MemoryPoint& point) {
+  if (!points.empty() && dominates(points.back(), point)) return;
   for (const MemoryPoint& existing : points) {
     if (dominates(existing, point)) return;
   }
   std::erase_if(points, [&](const MemoryPoint& existing) { return dominates(point, existing); });
-  points.push_back(std::move(point));
+  points.push_back(point);
 }
 
 RankMemoryProfile profile_of(const sim::Schedule& schedule, int rank) {
   RankMemoryProfile profile;
+  std::vector<std::size_t> chunk_of(static_cast<std::size_t>(schedule.stages), 0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
-    if (schedule.rank_of(stage) == rank) profile.stages.push_back(stage);
+    if (schedule.rank_of(stage) != rank) continue;
+    chunk_of[static_cast<std::size_t>(stage)] = profile.stages.size();
+    profile.stages.push_back(stage);
   }
-  auto chunk_of = [&](int stage) {
-    return static_cast<std::size_t>(std::find(profile.stages.begin(), profile.stages.end(), stage) -
-                                    profile.stages.begin());
-  };
   MemoryPoint current{std::vector<int>(profile.stages.size(), 0), std::vector<int>(profile.stages.size(), 0)};
+  // A run of forwards only adds: its last point dominates the others.
+  bool after_forward = false;
   for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
-    const std::size_t chunk = chunk_of(action.stage);
+    if (!sim::is_compute(action.kind)) continue;
+    const std::size_t chunk = chunk_of[static_cast<std::size_t>(action.stage)];
+    if (action.kind == sim::OpKind::kForward) {
+      ++current.full[chunk];
+      after_forward = true;
+      continue;
+    }
+    if (after_forward) keep_undominated(profile.points, current);
+    after_forward = false;
     switch (action.kind) {
-      case sim::OpKind::kForward:
-        ++current.full[chunk];
-        keep_undominated(profile.points, current);
-        break;
       case sim::OpKind::kBackward: --current.full[chunk]; break;
       case sim::OpKind::kBackwardInput:
         --current.full[chunk];
@@ -46,6 +54,7 @@ RankMemoryProfile profile_of(const sim::Schedule& schedule, int rank) {
       default: break;
     }
   }
+  if (after_forward) keep_undominated(profile.points, current);
   return profile;
 }
 

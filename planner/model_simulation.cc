@@ -64,6 +64,40 @@ std::int64_t ModelSimulation::peak_memory_bytes() const {
   return peak;
 }
 
+StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareConfig& hardware,
+                           const models::TrainingShape& shape) {
+  StepOverhead overhead;
+  for (const StaticMemory& memory : costs.static_memory) {
+    overhead.gradient_sync_s = std::max(overhead.gradient_sync_s, gradient_sync_s(memory, hardware, shape));
+    overhead.optimizer_step_s = std::max(overhead.optimizer_step_s, optimizer_step_s(memory, hardware, shape));
+  }
+  return overhead;
+}
+
+StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span,
+                       const std::vector<RankMemoryProfile>& profiles, const ModelStageCosts& costs,
+                       const StepOverhead& overhead) {
+  StepBounds bounds;
+  // Lowered by a part in 10^9: summed in another order than the replay's,
+  // a tight bound (no bubble) could otherwise round above it.
+  constexpr double kRounding = 1e-9;
+  bounds.iteration_time_s =
+      (span.lower_bound_s(costs.costs) + overhead.gradient_sync_s + overhead.optimizer_step_s) * (1 - kRounding);
+  for (int rank = 0; rank < schedule.ranks; ++rank) {
+    const RankMemoryProfile& profile = profiles[static_cast<std::size_t>(rank)];
+    std::vector<double> full, partial;
+    for (int stage : profile.stages) {
+      const sim::StageCost& cost = costs.costs.stages[static_cast<std::size_t>(stage)];
+      full.push_back(static_cast<double>(cost.activation_bytes));
+      partial.push_back(static_cast<double>(cost.weight_grad_bytes));
+    }
+    const double peak = static_cast<double>(costs.costs.static_bytes[static_cast<std::size_t>(rank)]) +
+                        peak_activation_bytes(profile, full, partial);
+    bounds.peak_bytes = std::max(bounds.peak_bytes, static_cast<std::int64_t>(peak));
+  }
+  return bounds;
+}
+
 ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
                                      const models::HardwareConfig& hardware, const PipelineSetup& setup,
                                      double model_flops, const sim::SimulationOptions& options) {
@@ -72,9 +106,10 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];
     result.memory.push_back(breakdown(memory, result.report.ranks_detail[static_cast<std::size_t>(rank)]));
-    result.gradient_sync_s = std::max(result.gradient_sync_s, gradient_sync_s(memory, hardware, setup.shape));
-    result.optimizer_step_s = std::max(result.optimizer_step_s, optimizer_step_s(memory, hardware, setup.shape));
   }
+  const StepOverhead overhead = step_overhead(costs, hardware, setup.shape);
+  result.gradient_sync_s = overhead.gradient_sync_s;
+  result.optimizer_step_s = overhead.optimizer_step_s;
   result.report.memory_limit_bytes =
       setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes : hardware.gpu.usable_memory_bytes();
   result.report.memory_limit_source =

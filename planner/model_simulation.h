@@ -13,10 +13,12 @@
 #include "models/model_config.h"
 #include "models/training_shape.h"
 #include "planner/layer_table.h"
+#include "planner/memory_profile.h"
 #include "profiler/profile_file.h"
 #include "planner/stage_costs.h"
 #include "planner/stage_split.h"
 #include "sim/simulate.h"
+#include "sim/span_bound.h"
 
 namespace pipeplan::planner {
 
@@ -56,6 +58,27 @@ struct ModelSimulation {
   std::string cost_source = "analytical model";
   std::int64_t peak_memory_bytes() const;  // the largest rank's
 };
+
+// What a step costs besides the pipeline, on its slowest rank: the
+// data-parallel gradient synchronisation and the optimizer step.
+struct StepOverhead {
+  double gradient_sync_s = 0;
+  double optimizer_step_s = 0;
+};
+StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareConfig& hardware,
+                           const models::TrainingShape& shape);
+
+// Bounds that need no replay, for pruning a search: the pipeline's cost
+// no less than the schedule's span bound under these costs, plus the
+// step's overhead; the peak memory from the schedule's memory profiles
+// (the replay's own accounting, which depends on each rank's order only).
+struct StepBounds {
+  double iteration_time_s = 0;  // a lower bound
+  std::int64_t peak_bytes = 0;  // the largest rank's peak, rounded down
+};
+StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span,
+                       const std::vector<RankMemoryProfile>& profiles, const ModelStageCosts& costs,
+                       const StepOverhead& overhead);
 
 // The figures of one configuration from its stage costs. `model_flops` is
 // per micro-batch over the whole model (models::model_flops_per_microbatch).

@@ -103,6 +103,7 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   json["top"] = std::move(top);
   json["pareto"] = std::move(pareto);
   json["candidates_evaluated"] = report.search.candidates_evaluated;
+  json["candidates_pruned"] = report.search.candidates_pruned;
   json["search_time_s"] = report.search.search_time_s;
   json["rejected"] = report.search.rejected;
   return json;
@@ -112,10 +113,11 @@ std::string plan_report_text(const PlanReport& report) {
   const PlanCandidate& plan = report.best_plan;
   std::string text = fmt::format(
       "{} on {} x {}: global batch {} x {} tokens, memory cap {}\n"
-      "searched {} candidates in {:.3f} s; rejected: {}\n\n",
+      "replayed {} candidates in {:.3f} s, skipped {} whose bounds reach neither the top nor the Pareto front; "
+      "rejected: {}\n\n",
       report.model, report.gpus, report.hardware, report.global_batch, report.seq_len,
       format_bytes(static_cast<std::int64_t>(report.search.memory_cap_bytes)), report.search.candidates_evaluated,
-      report.search.search_time_s, rejected_text(report.search));
+      report.search.search_time_s, report.search.candidates_pruned, rejected_text(report.search));
   for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
   text += fmt::format("best: t={} p={} d={}, micro-batch {} x {}, {} (v={}), recompute {}, split {}\n", plan.tp, plan.pp,
                       plan.dp, plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,

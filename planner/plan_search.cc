@@ -8,18 +8,10 @@
 #include "common/error.h"
 #include "common/parallel.h"
 #include "planner/candidate_evaluator.h"
-#include "planner/plan_replay.h"
 #include "planner/search_space.h"
 
 namespace pipeplan::planner {
 namespace {
-
-// What one worker found; merged in group order so results do not depend on
-// the number of threads.
-struct GroupResult {
-  std::vector<PlanCandidate> feasible;
-  SearchTally tally;
-};
 
 bool better(const PlanCandidate& a, const PlanCandidate& b, Objective objective) {
   const auto key = [](const PlanCandidate& c) {
@@ -48,18 +40,6 @@ std::vector<PlanCandidate> pareto_front(std::vector<PlanCandidate> candidates) {
   return front;
 }
 
-// The search ranks with the replay that lets no transfer queue; what it
-// reports is replayed by the full engine (links carry one message at a
-// time), so its figures are exactly `pipeplan simulate --plan`'s.
-void recost_with_engine(std::vector<PlanCandidate>& candidates, const PlanRequest& request) {
-  for (PlanCandidate& candidate : candidates) {
-    const PlanFile file{"", "", request.global_batch, request.seq_len, candidate, "", request.profile_file};
-    take_figures(replay_plan(file, request.model, request.hardware, {}, request.profile ? &*request.profile : nullptr,
-                             static_cast<std::int64_t>(request.memory_cap_bytes)),
-                 candidate);
-  }
-}
-
 // Worth a look, though the search can serve them.
 std::vector<std::string> request_warnings(const PlanRequest& request) {
   std::vector<std::string> warnings;
@@ -77,14 +57,65 @@ std::vector<std::string> request_warnings(const PlanRequest& request) {
   return warnings;
 }
 
-std::vector<GroupResult> run_groups(const PlanRequest& request, const std::vector<SearchGroup>& groups,
-                                    double cap) {
-  std::vector<GroupResult> results(groups.size());
-  const CandidateEvaluator evaluator(request, cap);
-  parallel_for(groups.size(), request.threads, [&](std::size_t index) {
-    evaluator.evaluate_group(groups[index], results[index].feasible, results[index].tally);
+// Candidates are replayed in batches of this many, best bound first; after
+// each batch the bounds to beat tighten. Fixed, so that what is replayed
+// does not depend on the number of threads.
+constexpr std::size_t kBatch = 16;
+
+// Whether a candidate no replay can bring into the top or onto the Pareto
+// front may be skipped: its bound on the objective is worse than the k-th
+// best found, and some found plan is strictly better in both iteration time
+// and peak memory than its bounds.
+class Pruner {
+ public:
+  Pruner(Objective objective, std::size_t top_k) : objective_(objective), top_k_(top_k) {}
+
+  bool skip(const PendingCandidate& c) const {
+    if (ranked_.size() < top_k_) return false;
+    const PlanCandidate& kth = ranked_.back();
+    const bool out_of_top = objective_ == Objective::kThroughput
+                                ? c.tokens_bound < kth.tokens_per_s
+                                : static_cast<double>(c.bounds.peak_bytes) > static_cast<double>(kth.max_peak_bytes);
+    if (!out_of_top) return false;
+    return std::any_of(front_.begin(), front_.end(), [&](const PlanCandidate& a) {
+      return a.iteration_time_s < c.bounds.iteration_time_s && a.max_peak_bytes < c.bounds.peak_bytes;
+    });
+  }
+
+  void add(const PlanCandidate& candidate) {
+    ranked_.push_back(candidate);
+    std::sort(ranked_.begin(), ranked_.end(),
+              [&](const PlanCandidate& a, const PlanCandidate& b) { return better(a, b, objective_); });
+    if (ranked_.size() > top_k_) ranked_.resize(top_k_);
+    front_.push_back(candidate);
+    front_ = pareto_front(std::move(front_));
+  }
+
+  std::vector<PlanCandidate> ranked() const { return ranked_; }
+  std::vector<PlanCandidate> front() const { return front_; }
+
+ private:
+  Objective objective_;
+  std::size_t top_k_;
+  std::vector<PlanCandidate> ranked_;  // the best so far, at most top_k
+  std::vector<PlanCandidate> front_;   // the Pareto front so far
+};
+
+// Whether a candidate's peak, which is at least its bound, must be over the
+// cap and cannot be the lowest peak found (which the search reports when
+// nothing fits).
+bool surely_out_of_memory(const PendingCandidate& c, double cap, const std::optional<PlanCandidate>& lowest_peak) {
+  return static_cast<double>(c.bounds.peak_bytes) > cap && lowest_peak &&
+         lowest_peak->max_peak_bytes < c.bounds.peak_bytes;
+}
+
+// Orders candidates by their bound on the objective, best first; ties keep
+// the groups' order.
+void order_by_bound(std::vector<PendingCandidate>& pending, Objective objective) {
+  std::stable_sort(pending.begin(), pending.end(), [&](const PendingCandidate& a, const PendingCandidate& b) {
+    return objective == Objective::kThroughput ? a.tokens_bound > b.tokens_bound
+                                               : a.bounds.peak_bytes < b.bounds.peak_bytes;
   });
-  return results;
 }
 
 }  // namespace
@@ -123,35 +154,63 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   if (request.layer_counts) split_from_counts(*request.layer_counts, request.model.layers);
   if (request.layout) split_from_layout(*request.layout, request.model.layers, layout_stage_count(*request.layout));
   const SearchSpace space(request);
-  std::vector<PlanCandidate> feasible;
-  for (GroupResult& group : run_groups(request, space.groups(), cap)) {
-    result.candidates_evaluated += group.tally.evaluated;
-    for (const auto& [reason, count] : group.tally.rejected) result.rejected[reason] += count;
-    if (group.tally.lowest_peak &&
-        (!result.lowest_peak || group.tally.lowest_peak->max_peak_bytes < result.lowest_peak->max_peak_bytes)) {
-      result.lowest_peak = std::move(group.tally.lowest_peak);
-    }
-    for (PlanCandidate& candidate : group.feasible) feasible.push_back(std::move(candidate));
+  const std::vector<SearchGroup>& groups = space.groups();
+  CandidateEvaluator evaluator(request, groups, cap);
+
+  // Every candidate with its bounds, group by group.
+  std::vector<std::vector<PendingCandidate>> per_group(groups.size());
+  std::vector<SearchTally> tallies(groups.size());
+  parallel_for(groups.size(), request.threads,
+               [&](std::size_t g) { evaluator.enumerate_group(g, per_group[g], tallies[g]); });
+  std::vector<PendingCandidate> pending;
+  std::vector<PendingCandidate> unfitted;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (PendingCandidate& candidate : per_group[g]) pending.push_back(std::move(candidate));
+    for (const auto& [reason, count] : tallies[g].rejected) result.rejected[reason] += count;
+    for (PendingCandidate& candidate : tallies[g].unfitted) unfitted.push_back(std::move(candidate));
   }
   for (const auto& [reason, count] : space.rejected()) result.rejected[reason] += count;
-  auto by_objective = [&](const PlanCandidate& a, const PlanCandidate& b) { return better(a, b, request.objective); };
-  std::sort(feasible.begin(), feasible.end(), by_objective);
-  result.pareto = pareto_front(feasible);
-  recost_with_engine(result.pareto, request);
-  result.pareto = pareto_front(std::move(result.pareto));
-  // Queueing can reorder near-ties: re-cost twice as many as will be shown.
-  if (feasible.size() > 2 * top_k) feasible.resize(2 * top_k);
-  recost_with_engine(feasible, request);
-  std::erase_if(feasible, [&](const PlanCandidate& c) { return static_cast<double>(c.max_peak_bytes) > cap; });
-  std::sort(feasible.begin(), feasible.end(), by_objective);
-  if (feasible.size() > top_k) feasible.resize(top_k);
-  result.ranked = std::move(feasible);
-  // With nothing under the cap, say how close the search came, in the
-  // figures `simulate --plan` would give.
-  if (result.ranked.empty() && result.lowest_peak) {
-    std::vector<PlanCandidate> lowest{*result.lowest_peak};
-    recost_with_engine(lowest, request);
-    result.lowest_peak = lowest.front();
+
+  // Replayed best bound first; what cannot reach the top or the front is skipped.
+  if (request.prune) order_by_bound(pending, request.objective);
+  Pruner pruner(request.objective, top_k);
+  for (std::size_t first = 0; first < pending.size(); first += kBatch) {
+    std::vector<const PendingCandidate*> batch;
+    for (std::size_t i = first; i < std::min(first + kBatch, pending.size()); ++i) {
+      if (request.prune && surely_out_of_memory(pending[i], cap, result.lowest_peak)) {
+        ++result.rejected["out of memory"];
+      } else if (request.prune && pruner.skip(pending[i])) {
+        ++result.candidates_pruned;
+      } else {
+        batch.push_back(&pending[i]);
+      }
+    }
+    std::vector<PlanCandidate> replayed(batch.size());
+    parallel_for(batch.size(), request.threads,
+                 [&](std::size_t i) { replayed[i] = evaluator.replay(*batch[i]); });
+    for (PlanCandidate& candidate : replayed) {
+      ++result.candidates_evaluated;
+      // Ties go by the memory objective's order, whatever the replay order.
+      if (!result.lowest_peak || better(candidate, *result.lowest_peak, Objective::kMemory)) {
+        result.lowest_peak = candidate;
+      }
+      if (static_cast<double>(candidate.max_peak_bytes) > cap) {
+        ++result.rejected["out of memory"];
+        continue;
+      }
+      pruner.add(candidate);
+    }
+  }
+  result.ranked = pruner.ranked();
+  result.pareto = pruner.front();
+  // With nothing under the cap, the closest the memory partitioner came.
+  const std::optional<PendingCandidate> leanest =
+      result.ranked.empty() ? evaluator.closest_to_fitting(unfitted) : std::nullopt;
+  if (leanest) {
+    PlanCandidate closest = evaluator.replay(*leanest);
+    if (!result.lowest_peak || closest.max_peak_bytes < result.lowest_peak->max_peak_bytes) {
+      result.lowest_peak = std::move(closest);
+    }
   }
   result.search_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

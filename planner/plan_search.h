@@ -1,9 +1,12 @@
 // The search over pipeline plans: tensor-, pipeline- and data-parallel
 // sizes, micro-batch size, schedule (with its chunks per rank),
 // recomputation and the split, every candidate costed by the simulator
-// under a memory cap: ranked with its replay that lets no transfer queue
-// (exact unless two messages share a link at once), then the top and the
-// Pareto front replayed by the full engine, whose figures are reported.
+// under a memory cap with the figures `simulate --plan` gives (the
+// replay's, or the engine's when a link queues). Candidates are bounded
+// first (the busiest rank's compute plus the step's overheads; static memory
+// plus one micro-batch) and replayed best bound first; one whose bounds can
+// reach neither the top nor the Pareto front is skipped, which changes
+// neither (tests compare with the unpruned search).
 #pragma once
 
 #include <cstddef>
@@ -52,6 +55,9 @@ struct PlanRequest {
   double balance_slack = 0.005;
   Objective objective = Objective::kThroughput;
   int threads = 0;  // 0: all cores
+  // Skip the replay of candidates whose bounds show they can reach neither
+  // the top nor the Pareto front (exact: the result is the same without it).
+  bool prune = true;
 };
 
 struct PlanCandidate {
@@ -75,6 +81,7 @@ struct PlanSearchResult {
   std::vector<PlanCandidate> pareto;  // iteration time against peak memory, fastest first
   std::map<std::string, std::size_t> rejected;  // reason -> count
   std::size_t candidates_evaluated = 0;  // fully costed by the simulator
+  std::size_t candidates_pruned = 0;     // skipped: their bounds could not beat what was found
   double search_time_s = 0;
   double memory_cap_bytes = 0;
   // The smallest peak found, fitting or not (each candidate with the split

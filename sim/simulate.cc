@@ -10,7 +10,7 @@
 #include "sim/engine.h"
 #include "sim/lowering.h"
 #include "sim/memory_observer.h"
-#include "sim/uncontended_replay.h"
+#include "sim/program_replay.h"
 #include "sim/usage_observer.h"
 #include "sim/validation.h"
 
@@ -125,7 +125,7 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   if (options.record_timeline) observers.push_back(&recorder);
   if (options.uncontended_links) {
     if (!options.overlap_comm) throw InputError("the uncontended replay assumes communication overlaps compute");
-    const EngineResult result = replay_uncontended(replayed, costs, topology, observers);
+    const EngineResult result = replay_programs(replayed, costs, topology, observers);
     report.compute_actions = report.actions = schedule.compute_action_count();
     report.makespan_s = report.critical_path_s = result.makespan_s;
     fill_rank_reports(schedule, costs, usage, memory, report);
@@ -149,16 +149,19 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
     const bool with_path = options.overlap_comm && options.compute_critical_path;
     EngineResult result;
     try {
-      result = replay_uncontended(replayed, costs, topology, replay_observers, with_path ? &path : nullptr, links);
+      result = replay_programs(replayed, costs, topology, replay_observers, {true, with_path ? &path : nullptr}, &links);
     } catch (const ScheduleError&) {
       validate_schedule(schedule);  // throws the explanation: the cycle and the grid
       throw;
     }
     if (with_path) {
+      // The critical path is the dependency graph's, with links that never
+      // queue: when some transfer queued, it takes a replay of its own.
+      if (links.waited) replay_programs(replayed, costs, topology, {}, {false, &path});
       report.critical_path_s = path.length_s;
       report.critical_path = std::move(path.segments);
     }
-    if (options.overlap_comm && !links.queued && !options.record_timeline) {
+    if (options.overlap_comm && !links.unordered && !options.record_timeline) {
       report.compute_actions = schedule.compute_action_count();
       report.actions = report.compute_actions + 2 * links.transfers;
       report.makespan_s = result.makespan_s;

@@ -23,9 +23,9 @@ struct SimulationOptions {
   bool compute_critical_path = true;
   bool record_timeline = false;     // for traces and charts
   // Replay without the event queue, every link free when a transfer is
-  // issued (replay_uncontended): exact unless transfers would queue; for
-  // searches. Needs overlap_comm; reports no transfers or critical path
-  // segments (the critical path equals the makespan).
+  // issued (replay_programs): the dependency graph's timing, which no
+  // contention can beat. Needs overlap_comm; reports no transfers or
+  // critical path segments (the critical path equals the makespan).
   bool uncontended_links = false;
   // Where the lowering puts each RECV. Only blocking communication
   // (overlap_comm false) waits at a RECV; with overlap the wait is at the

@@ -1,0 +1,53 @@
+#include "sim/span_bound.h"
+
+#include <algorithm>
+
+namespace pipeplan::sim {
+namespace {
+
+constexpr int kComputeKinds = 4;  // F, B, I, W lead the OpKind enum
+
+std::size_t index(OpKind kind) { return static_cast<std::size_t>(kind); }
+
+}  // namespace
+
+SpanBound::SpanBound(const Schedule& schedule) {
+  const auto stages = static_cast<std::size_t>(schedule.stages);
+  std::vector<int> lowest_stage(static_cast<std::size_t>(schedule.ranks), schedule.stages);
+  bool split = false;
+  for (std::size_t rank = 0; rank < schedule.actions.size(); ++rank) {
+    Counts& counts = sums_.emplace_back(stages, std::array<int, 4>{});
+    for (const Action& action : schedule.actions[rank]) {
+      if (!is_compute(action.kind)) continue;
+      ++counts[static_cast<std::size_t>(action.stage)][index(action.kind)];
+      split = split || action.kind == OpKind::kBackwardWeight;
+      lowest_stage[rank] = std::min(lowest_stage[rank], action.stage);
+    }
+  }
+  for (const int first : lowest_stage) {
+    if (first >= schedule.stages) continue;  // a rank with nothing to do
+    Counts& chain = sums_.emplace_back(stages, std::array<int, 4>{});
+    for (auto stage = static_cast<std::size_t>(first); stage < stages; ++stage) {
+      chain[stage][index(OpKind::kForward)] = 1;
+      chain[stage][index(split ? OpKind::kBackwardInput : OpKind::kBackward)] = 1;
+    }
+    if (split) chain[static_cast<std::size_t>(first)][index(OpKind::kBackwardWeight)] = 1;
+  }
+}
+
+double SpanBound::lower_bound_s(const PipelineCosts& costs) const {
+  double bound = 0;
+  for (const Counts& counts : sums_) {
+    double length = 0;
+    for (std::size_t stage = 0; stage < counts.size(); ++stage) {
+      for (int kind = 0; kind < kComputeKinds; ++kind) {
+        const int n = counts[stage][static_cast<std::size_t>(kind)];
+        if (n > 0) length += n * action_duration_s(costs.stages[stage], static_cast<OpKind>(kind));
+      }
+    }
+    bound = std::max(bound, length);
+  }
+  return bound;
+}
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,30 @@
+// A lower bound on a schedule's cost (its longest rank span, the figure a
+// replay reports) for any stage costs, without replaying them. A rank's
+// span holds all its compute, and, for each micro-batch, its forward of the
+// rank's lowest stage through every later stage's forward and input
+// gradient to that stage's backward (and, when split, its weight
+// gradient): a chain of dependencies, whichever ranks run it. Transfers,
+// which only delay, are left out.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "sim/costs.h"
+#include "sim/schedule.h"
+
+namespace pipeplan::sim {
+
+class SpanBound {
+ public:
+  SpanBound() = default;  // bounds nothing: 0
+  explicit SpanBound(const Schedule& schedule);
+  double lower_bound_s(const PipelineCosts& costs) const;
+
+ private:
+  // Compute actions per stage and kind (F, B, I, W) in one sum.
+  using Counts = std::vector<std::array<int, 4>>;
+  std::vector<Counts> sums_;  // each rank's compute, then each rank's chain
+};
+
+}  // namespace pipeplan::sim
