@@ -8,6 +8,7 @@
 
 #include "commands/argument_check.h"
 #include "common/error.h"
+#include "common/quote.h"
 
 namespace pipeplan::cli {
 namespace {
@@ -29,20 +30,20 @@ int run_app(CLI::App& app, int argc, char** argv) {
   } catch (const CLI::CallForVersion& version) {
     return app.exit(version);
   } catch (const CLI::ParseError& error) {
-    std::cerr << fmt::format("pipeplan: error: {}\n", error.what());
+    std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));
     return kExitBadInput;
   } catch (const ScheduleError& error) {
-    std::cerr << fmt::format("pipeplan: error: {}\n", error.what());
+    std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));
     if (!error.detail().empty()) std::cerr << error.detail();
     return kExitBadInput;
   } catch (const InputError& error) {
-    std::cerr << fmt::format("pipeplan: error: {}\n", error.what());
+    std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));
     return kExitBadInput;
   } catch (const std::bad_alloc&) {
     std::cerr << "pipeplan: error: out of memory; try a smaller schedule (fewer ranks or micro-batches)\n";
     return kExitInternal;
   } catch (const std::exception& error) {
-    std::cerr << fmt::format("pipeplan: internal error: {}\n", error.what());
+    std::cerr << fmt::format("pipeplan: internal error: {}\n", one_line(error.what()));
     return kExitInternal;
   }
   return 0;

@@ -10,6 +10,7 @@
 #include "commands/output_files.h"
 #include "commands/terminal_progress.h"
 #include "common/error.h"
+#include "common/quote.h"
 #include "profiler/memory_probe.h"
 #include "profiler/profile_file.h"
 #include "validate/comparison.h"
@@ -148,7 +149,7 @@ void run_on_world(const ValidateOptions& options) {
     run_validate(options, world);
   } catch (const std::exception& error) {
     if (world.ranks() == 1) throw;
-    std::cerr << fmt::format("pipeplan: error: rank {}: {}\n", world.rank(), error.what()) << std::flush;
+    std::cerr << fmt::format("pipeplan: error: rank {}: {}\n", world.rank(), one_line(error.what())) << std::flush;
     validate::abort_world(2);
     throw;
   }

@@ -1,12 +1,15 @@
 # The CUDA backend builds wherever nvcc is found (PIPEPLAN_HAVE_CUDA), with
 # cuBLAS from the toolkit and NCCL from the same tree. Without nvcc the
 # project builds the CPU backend alone.
+# PIPEPLAN_CUDA=OFF leaves it out (the sanitizer build does: the CUDA
+# runtime and AddressSanitizer's shadow memory do not mix).
+option(PIPEPLAN_CUDA "Build the CUDA backend where nvcc is found" ON)
 set(PIPEPLAN_HAVE_CUDA OFF)
 set(PIPEPLAN_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA toolkit (and NCCL) root")
-if(NOT CMAKE_CUDA_COMPILER AND EXISTS "${PIPEPLAN_CUDA_ROOT}/bin/nvcc")
+if(PIPEPLAN_CUDA AND NOT CMAKE_CUDA_COMPILER AND EXISTS "${PIPEPLAN_CUDA_ROOT}/bin/nvcc")
   set(CMAKE_CUDA_COMPILER "${PIPEPLAN_CUDA_ROOT}/bin/nvcc")
 endif()
-if(CMAKE_CUDA_COMPILER)
+if(PIPEPLAN_CUDA AND CMAKE_CUDA_COMPILER)
   if(NOT CMAKE_CUDA_ARCHITECTURES)
     set(CMAKE_CUDA_ARCHITECTURES 80 90)  # A100, H100/H200
   endif()

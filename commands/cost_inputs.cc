@@ -86,8 +86,7 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 // Fills the fields the command line left empty from the costs file.
-void merge_yaml(const std::string& path, CostInputs& inputs) {
-  const YAML::Node root = load_yaml_file(path);
+void merge_root(const YAML::Node& root, const std::string& path, CostInputs& inputs) {
   if (!root.IsMap()) throw_at(path, root, "a costs file is a map of option names to values, e.g. 'tf: 10'");
   for (const auto& entry : root) {
     const std::string key = normalise_key(entry.first.as<std::string>());
@@ -104,6 +103,11 @@ void merge_yaml(const std::string& path, CostInputs& inputs) {
     std::optional<std::string>& field = inputs.*(match->field);
     if (!field) field = join(scalar_or_list(entry.second, path, key));
   }
+}
+
+void merge_yaml(const std::string& path, CostInputs& inputs) {
+  const YAML::Node root = load_yaml_file(path, "--costs");
+  read_yaml(path, [&] { merge_root(root, path, inputs); });
 }
 
 // Link options that would change nothing are refused: bytes over unlimited

@@ -5,10 +5,10 @@
 #include <array>
 #include <charconv>
 #include <cmath>
-#include <limits>
 #include <utility>
 
 #include "common/error.h"
+#include "common/quote.h"
 
 namespace pipeplan {
 namespace {
@@ -98,8 +98,9 @@ std::int64_t parse_bytes(std::string_view text, std::string_view field) {
   const double scale =
       unit.empty() ? 1.0 : unit_scale(unit, kByteUnits, field, text, "B, KB, MB, GB, TB, KiB, MiB, GiB, TiB");
   const double bytes = std::round(value * scale);
-  if (bytes > static_cast<double>(std::numeric_limits<std::int64_t>::max())) {
-    throw InputError(fmt::format("{}: '{}' is too large", field, text));
+  if (bytes > static_cast<double>(kMaxBytes)) {
+    throw InputError(fmt::format("{}: {} is over the limit of {} ({})", field, quoted_input(text), format_bytes(kMaxBytes),
+                                 "sums over a schedule must stay exact in 64 bits"));
   }
   return static_cast<std::int64_t>(bytes);
 }
@@ -108,14 +109,23 @@ double parse_duration_s(std::string_view text, std::string_view field, double de
   const auto [value, unit] = split_number(text, field, "'1.2ms' or '1.2'");
   const double scale = unit.empty() ? default_unit_s
                                     : unit_scale(unit, kTimeUnits, field, text, "ns, us, ms, s, min");
-  return value * scale;
+  const double seconds = value * scale;
+  if (seconds > kMaxDurationS) {
+    throw InputError(fmt::format("{}: {} is over the limit of {:g} s (about {:.0f} days)", field, quoted_input(text),
+                                 kMaxDurationS, kMaxDurationS / 86400));
+  }
+  return seconds;
 }
 
 double parse_bandwidth(std::string_view text, std::string_view field) {
   const auto [value, unit] = split_number(text, field, "'50GB/s' or '400Gb/s'");
   const double scale =
       unit.empty() ? 1.0 : unit_scale(unit, kRateUnits, field, text, "B/s, KB/s, MB/s, GB/s, GiB/s, Gb/s, ...");
-  return value * scale;
+  const double rate = value * scale;
+  if (!(rate > 0) || !std::isfinite(rate)) {
+    throw InputError(fmt::format("{}: {} must be a finite rate above 0; write it like '50GB/s'", field, quoted_input(text)));
+  }
+  return rate;
 }
 
 double parse_non_negative(std::string_view text, std::string_view field) {

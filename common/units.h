@@ -8,6 +8,12 @@
 
 namespace pipeplan {
 
+// Limits on what a user may write, so that every sum over a schedule
+// (bytes held at once, times along a path) stays finite and exact: a size
+// of at most 2^50 bytes (1 PiB) and a duration of at most 10^7 s.
+inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
+inline constexpr double kMaxDurationS = 1e7;
+
 // Bytes: plain number = bytes; units B, KB, MB, GB, TB (powers of 1000) and
 // KiB, MiB, GiB, TiB (powers of 1024). Throws InputError naming `field`.
 std::int64_t parse_bytes(std::string_view text, std::string_view field);
@@ -17,7 +23,7 @@ std::int64_t parse_bytes(std::string_view text, std::string_view field);
 double parse_duration_s(std::string_view text, std::string_view field, double default_unit_s);
 
 // Bandwidth in bytes per second: "50GB/s", "400Gb/s" (bits), "25GiB/s";
-// a plain number is bytes per second.
+// a plain number is bytes per second. Must be above 0.
 double parse_bandwidth(std::string_view text, std::string_view field);
 
 // A plain non-negative finite number (rejects NaN, inf, negatives).

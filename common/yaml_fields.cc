@@ -2,20 +2,32 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-
 #include "common/error.h"
+#include "common/quote.h"
+#include "common/text_file.h"
 
 namespace pipeplan {
 
-YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open the file; check the path", path));
+YAML::Node load_yaml_file(const std::string& path, std::string_view what) {
+  const std::string text = read_text_file(path, what);
   try {
-    return YAML::Load(in);
+    return YAML::Load(text);
   } catch (const YAML::Exception& error) {
-    throw ParseError(path, error.mark.line + 1, error.mark.column + 1, error.msg);
+    throw_yaml_error(path, error);
   }
+}
+
+void throw_yaml_error(const std::string& file, const YAML::Exception& error) {
+  std::string what = error.msg;
+  if (dynamic_cast<const YAML::BadSubscript*>(&error) != nullptr) {
+    what = fmt::format("a field is indexed as a map but is a single value or a list ({})", error.msg);
+  } else if (dynamic_cast<const YAML::BadConversion*>(&error) != nullptr) {
+    what = "a field has the wrong kind of value (a map or list where a value belongs, or text where a number does)";
+  } else if (dynamic_cast<const YAML::InvalidNode*>(&error) != nullptr) {
+    what = fmt::format("a field is missing or misplaced ({})", error.msg);
+  }
+  const bool placed = !error.mark.is_null();
+  throw ParseError(file, placed ? error.mark.line + 1 : 1, placed ? error.mark.column + 1 : 1, one_line(what));
 }
 
 void throw_at(const std::string& file, const YAML::Node& node, const std::string& message) {

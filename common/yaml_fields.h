@@ -10,8 +10,26 @@
 
 namespace pipeplan {
 
-// Loads a YAML file; a missing file or a syntax error becomes a ParseError.
-YAML::Node load_yaml_file(const std::string& path);
+// Loads a YAML file; a missing, unreadable or non-regular file is an
+// InputError naming it as `what` ("--plan", "the study file"), a syntax
+// error a ParseError.
+YAML::Node load_yaml_file(const std::string& path, std::string_view what);
+
+// Turns yaml-cpp's own errors (a value indexed as a map, a conversion that
+// fails, an invalid node) into a ParseError naming the file and, where
+// yaml-cpp knows it, the line.
+[[noreturn]] void throw_yaml_error(const std::string& file, const YAML::Exception& error);
+
+// Runs `read` (a walk over a YAML tree from `file`) with yaml-cpp's errors
+// turned into ParseErrors.
+template <class Read>
+auto read_yaml(const std::string& file, Read&& read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const YAML::Exception& error) {
+    throw_yaml_error(file, error);
+  }
+}
 
 // Throws ParseError at the node's position in `file`.
 [[noreturn]] void throw_at(const std::string& file, const YAML::Node& node, const std::string& message);

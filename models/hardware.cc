@@ -205,7 +205,7 @@ HardwareConfig load_base(const YAML::Node& node, const std::string& file, int de
   }
 }
 
-HardwareConfig parse_root(const YAML::Node& root, const std::string& file, int depth) {
+HardwareConfig read_root(const YAML::Node& root, const std::string& file, int depth) {
   if (!root.IsMap()) throw_at(file, root, "a hardware file is a map with keys name, gpu, node, network");
   check_keys(root, file, "the hardware file",
              {"name", "aliases", "source", "base", "gpu", "node", "network", "nodes"});
@@ -226,6 +226,10 @@ HardwareConfig parse_root(const YAML::Node& root, const std::string& file, int d
   return config;
 }
 
+HardwareConfig parse_root(const YAML::Node& root, const std::string& file, int depth) {
+  return read_yaml(file, [&] { return read_root(root, file, depth); });
+}
+
 HardwareConfig parse_text(const std::string& text, const std::string& file, int depth) {
   YAML::Node root;
   try {
@@ -241,11 +245,11 @@ HardwareConfig parse_text(const std::string& text, const std::string& file, int 
 HardwareConfig load_at_depth(const std::string& name_or_path, int depth, const fs::path& relative_to) {
   std::error_code error;
   if (fs::is_regular_file(name_or_path, error)) {
-    return parse_root(load_yaml_file(name_or_path), name_or_path, depth);
+    return parse_root(load_yaml_file(name_or_path, "the hardware file"), name_or_path, depth);
   }
   const fs::path nearby = relative_to / name_or_path;
   if (!relative_to.empty() && fs::path(name_or_path).is_relative() && fs::is_regular_file(nearby, error)) {
-    return parse_root(load_yaml_file(nearby.string()), nearby.string(), depth);
+    return parse_root(load_yaml_file(nearby.string(), "the hardware file"), nearby.string(), depth);
   }
   if (const EmbeddedFile* builtin = find_embedded("hardware", name_or_path)) {
     return parse_text(std::string(builtin->text), fmt::format("configs/hardware/{}.yaml", name_or_path), depth);

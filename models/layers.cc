@@ -40,12 +40,70 @@ void require(bool ok, const std::string& message) {
   if (!ok) throw InputError(message);
 }
 
+// Stated limits on a model's sizes, far above any real model, so that
+// every count the cost model forms (parameters, bytes, score elements) is
+// exact in 64 bits. Checked in long double before anything is expanded.
+struct SizeLimit {
+  const char* field;
+  long double value;
+  long double limit;
+};
+constexpr long double kMaxDimension = 1 << 20;  // hidden, ffn, head sizes, ranks
+constexpr long double kMaxCount = 1 << 16;      // layers, heads, experts
+constexpr long double kMaxVocab = 1 << 27;
+constexpr long double kMaxParams = 0x1p50L;      // about 10^15
+constexpr long double kMaxTokens = 0x1p28L;      // per micro-batch, b x s
+constexpr long double kMaxScoreElements = 0x1p56L;  // b x heads x s^2
+
+void check_sizes(const ModelConfig& model, const TrainingShape& shape) {
+  const auto d = [](auto value) { return static_cast<long double>(value); };
+  const MoeConfig& moe = model.moe;
+  const MlaConfig& mla = model.mla;
+  const SizeLimit limits[] = {
+      {"layers", d(model.layers), kMaxCount},          {"hidden", d(model.hidden), kMaxDimension},
+      {"ffn", d(model.ffn), kMaxDimension},            {"heads", d(model.heads), kMaxCount},
+      {"head_dim", d(model.head_dim), kMaxDimension},  {"vocab", d(model.vocab), kMaxVocab},
+      {"context", d(model.context), kMaxTokens},       {"moe.experts", d(moe.experts), kMaxCount},
+      {"moe.expert_ffn", d(moe.expert_ffn), kMaxDimension},
+      {"moe.shared_experts", d(moe.shared_experts), kMaxCount},
+      {"mla.q_lora_rank", d(mla.q_lora_rank), kMaxDimension},
+      {"mla.kv_lora_rank", d(mla.kv_lora_rank), kMaxDimension},
+      {"mla.qk_nope_head_dim", d(mla.qk_nope_head_dim), kMaxDimension},
+      {"mla.qk_rope_head_dim", d(mla.qk_rope_head_dim), kMaxDimension},
+      {"mla.v_head_dim", d(mla.v_head_dim), kMaxDimension},
+  };
+  for (const SizeLimit& limit : limits) {
+    require(limit.value <= limit.limit, fmt::format("model '{}': {} = {:.0f} is over the limit of {:.0f}", model.name,
+                                                    limit.field, static_cast<double>(limit.value),
+                                                    static_cast<double>(limit.limit)));
+  }
+  // Every weight matrix a layer could hold, counted generously.
+  const long double h = d(model.hidden);
+  const long double attention = 4 * h * d(model.heads) * d(model.head_dim) + 4 * h * d(mla.kv_lora_rank + mla.q_lora_rank);
+  const long double mlp = 3 * h * (d(model.ffn) + d(moe.expert_ffn) * d(moe.experts + moe.shared_experts));
+  const long double params = d(model.layers) * (attention + mlp) + 2 * d(model.vocab) * h + d(model.context) * h;
+  require(params <= kMaxParams, fmt::format("model '{}' would have about {:.3g} parameters, over the limit of {:.3g}",
+                                            model.name, static_cast<double>(params), static_cast<double>(kMaxParams)));
+  const long double tokens = d(shape.micro_batch_size) * d(shape.seq_len);
+  require(tokens <= kMaxTokens, fmt::format("micro-batch size {} x sequence {} = {:.3g} tokens per micro-batch, over "
+                                            "the limit of {:.3g}",
+                                            shape.micro_batch_size, shape.seq_len, static_cast<double>(tokens),
+                                            static_cast<double>(kMaxTokens)));
+  const long double scores = tokens * d(shape.seq_len) * d(model.heads);
+  require(scores <= kMaxScoreElements,
+          fmt::format("micro-batch size {} x sequence {}^2 x {} heads = {:.3g} attention scores, over the limit of "
+                      "{:.3g}; lower the sequence or the micro-batch size",
+                      shape.micro_batch_size, shape.seq_len, model.heads, static_cast<double>(scores),
+                      static_cast<double>(kMaxScoreElements)));
+}
+
 void validate(const ModelConfig& model, const TrainingShape& shape) {
   const std::string& name = model.name;
   require(model.layers >= 1 && model.hidden >= 1 && model.ffn >= 1 && model.vocab >= 1,
           fmt::format("model '{}': layers, hidden, ffn and vocab must be positive", name));
   require(model.heads >= 1 && model.kv_heads >= 1 && model.head_dim >= 1,
           fmt::format("model '{}': heads, kv_heads and head_dim must be positive", name));
+  check_sizes(model, shape);
   require(model.heads % model.kv_heads == 0,
           fmt::format("model '{}': kv_heads ({}) must divide heads ({})", name, model.kv_heads, model.heads));
   if (model.moe.enabled()) {

@@ -15,6 +15,7 @@
 
 #include "common/close_names.h"
 #include "common/error.h"
+#include "common/text_file.h"
 #include "common/yaml_fields.h"
 #include "models/embedded_configs.h"
 
@@ -245,17 +246,13 @@ ModelConfig parse_model_yaml(const std::string& text, const std::string& source_
   } catch (const YAML::Exception& error) {
     throw ParseError(source_name, error.mark.line + 1, error.mark.column + 1, error.msg);
   }
-  return parse_root(root, source_name);
+  return read_yaml(source_name, [&] { return parse_root(root, source_name); });
 }
 
 ModelConfig load_model(const std::string& name_or_path) {
   std::error_code error;
   if (std::filesystem::is_regular_file(name_or_path, error)) {
-    std::ifstream in(name_or_path);
-    if (!in) throw InputError(fmt::format("{}: cannot read the model file; check its permissions", name_or_path));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_model_yaml(text.str(), name_or_path);
+    return parse_model_yaml(read_text_file(name_or_path, "model file"), name_or_path);
   }
   const std::string key = name_key(name_or_path);
   std::vector<std::string> spellings;  // names and aliases, for suggestions

@@ -63,8 +63,9 @@ std::string write_plan_yaml(const PlanFile& file) {
   return std::string(out.c_str()) + "\n";
 }
 
-PlanFile read_plan_yaml(const std::string& path) {
-  const YAML::Node root = load_yaml_file(path);
+namespace {
+
+PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) throw_at(path, root, "a plan file is a map (write one with pipeplan plan --out)");
   PlanFile file;
   file.model = read_text(root, "model", path);
@@ -101,6 +102,13 @@ PlanFile read_plan_yaml(const std::string& path) {
     }
   }
   return file;
+}
+
+}  // namespace
+
+PlanFile read_plan_yaml(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path, "the plan file");
+  return read_yaml(path, [&] { return read_plan_root(root, path); });
 }
 
 }  // namespace pipeplan::planner

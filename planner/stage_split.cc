@@ -4,55 +4,102 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <numeric>
 
 #include "common/error.h"
+#include "common/quote.h"
 
 namespace pipeplan::planner {
 namespace {
 
-// Expands "(ab|)*2" and "t*3"; commas are dropped. Parentheses do not nest.
-std::string unroll_layout(std::string_view layout) {
+[[noreturn]] void bad_layout(std::string_view layout, const std::string& why) {
+  throw InputError(fmt::format("--layout {}: {}; write it like 'Et*18|t*22|t*22|t*18L'", quoted_input(layout), why));
+}
+
+// A layout as written: units (one letter, or a parenthesised group) each
+// with its repeat count. Nothing is expanded until the counts are checked.
+struct LayoutUnit {
+  std::string letters;
+  std::int64_t count = 1;
+};
+
+// More stages than any model has layers; a count beyond it is refused
+// before it is narrowed to int.
+constexpr std::int64_t kMaxStages = 1'000'000;
+
+// Parses "(ab|)*2" and "t*3"; commas and spaces are dropped. Parentheses do not nest.
+std::vector<LayoutUnit> layout_units(std::string_view layout) {
   std::string flat;
   for (char c : layout) {
     if (c != ',' && c != ' ') flat += c;
   }
-  auto read_count = [&](std::size_t& at) {
+  auto read_count = [&](std::size_t& at) -> std::int64_t {
     if (at >= flat.size() || flat[at] != '*') return 1;
     std::size_t end = at + 1;
     while (end < flat.size() && std::isdigit(static_cast<unsigned char>(flat[end]))) ++end;
-    int count = 0;
+    std::int64_t count = 0;
     const auto [ptr, ec] = std::from_chars(flat.data() + at + 1, flat.data() + end, count);
-    if (ec != std::errc() || ptr == flat.data() + at + 1) {
-      throw InputError(fmt::format("--layout: '*' must be followed by a count in '{}'", layout));
+    if (ptr == flat.data() + at + 1) {
+      throw InputError(fmt::format("--layout: '*' must be followed by a count in {}", quoted_input(layout)));
+    }
+    if (ec != std::errc()) {
+      throw InputError(fmt::format("--layout: repeat count {} in {} is too large",
+                                   std::string_view(flat).substr(at + 1, end - at - 1), quoted_input(layout)));
     }
     at = end;
     return count;
   };
-  std::string out;
+  std::vector<LayoutUnit> units;
   for (std::size_t i = 0; i < flat.size();) {
-    std::string unit;
+    LayoutUnit unit;
     if (flat[i] == '(') {
       const auto close = flat.find(')', i);
-      if (close == std::string::npos) throw InputError(fmt::format("--layout: unclosed '(' in '{}'", layout));
-      unit = flat.substr(i + 1, close - i - 1);
-      if (unit.find('(') != std::string::npos) {
-        throw InputError(fmt::format("--layout: nested parentheses are not supported in '{}'", layout));
+      if (close == std::string::npos) throw InputError(fmt::format("--layout: unclosed '(' in {}", quoted_input(layout)));
+      unit.letters = flat.substr(i + 1, close - i - 1);
+      if (unit.letters.find('(') != std::string::npos) {
+        throw InputError(fmt::format("--layout: nested parentheses are not supported in {}", quoted_input(layout)));
       }
       i = close + 1;
     } else {
-      unit = std::string(1, flat[i]);
+      unit.letters = std::string(1, flat[i]);
       ++i;
     }
-    const int count = read_count(i);
-    for (int k = 0; k < count; ++k) out += unit;
+    for (char c : unit.letters) {
+      if (c == 'm') bad_layout(layout, "multi-token prediction layers ('m') are not modelled");
+      if (std::string_view("EtL|").find(c) == std::string_view::npos) {
+        bad_layout(layout, fmt::format("unknown layer letter {} (known: E, t, L)", quoted_input(std::string_view(&c, 1))));
+      }
+    }
+    unit.count = read_count(i);
+    units.push_back(std::move(unit));
+  }
+  return units;
+}
+
+// How many times `letter` appears once the units are expanded, saturating
+// at the largest int64 (never expanded to count it).
+std::int64_t expanded_count(const std::vector<LayoutUnit>& units, char letter) {
+  constexpr std::int64_t kSaturated = std::numeric_limits<std::int64_t>::max();
+  std::int64_t total = 0;
+  for (const LayoutUnit& unit : units) {
+    const auto per_unit = static_cast<std::int64_t>(std::count(unit.letters.begin(), unit.letters.end(), letter));
+    std::int64_t letters = 0;
+    if (__builtin_mul_overflow(unit.count, per_unit, &letters) || __builtin_add_overflow(total, letters, &total)) {
+      return kSaturated;
+    }
+  }
+  return total;
+}
+
+std::string expand(const std::vector<LayoutUnit>& units) {
+  std::string out;
+  for (const LayoutUnit& unit : units) {
+    for (std::int64_t k = 0; k < unit.count; ++k) out += unit.letters;
   }
   return out;
 }
 
-[[noreturn]] void bad_layout(std::string_view layout, const std::string& why) {
-  throw InputError(fmt::format("--layout '{}': {}; write it like 'Et*18|t*22|t*22|t*18L'", layout, why));
-}
 
 }  // namespace
 
@@ -113,7 +160,23 @@ StageSplit split_from_counts(const std::vector<int>& blocks_per_stage, int trans
 }
 
 StageSplit split_from_layout(std::string_view layout, int transformer_layers, int stages) {
-  const std::string flat = unroll_layout(layout);
+  const std::vector<LayoutUnit> units = layout_units(layout);
+  // The counts first, so that no repeat is expanded beyond the model.
+  const std::int64_t blocks = expanded_count(units, 't');
+  if (blocks != transformer_layers) {
+    bad_layout(layout, fmt::format("it holds {} blocks but the model has {}", blocks, transformer_layers));
+  }
+  if (expanded_count(units, 'E') > 1 || expanded_count(units, 'L') > 1) {
+    bad_layout(layout, "it needs one E and one L");
+  }
+  const std::int64_t layout_stages = expanded_count(units, '|') + 1;
+  if (layout_stages != stages) {
+    bad_layout(layout, fmt::format("it has {} stages but the pipeline has {} (p x v)", layout_stages, stages));
+  }
+  if (layout_stages > transformer_layers + 2) {
+    bad_layout(layout, fmt::format("its {} stages cannot each hold a layer of {}", layout_stages, transformer_layers + 2));
+  }
+  const std::string flat = expand(units);
   std::vector<int> boundaries{0};
   int layer = 0;
   bool seen_embedding = false, seen_output = false;
@@ -135,18 +198,11 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
         seen_output = true;
         ++layer;
         break;
-      case 'm': bad_layout(layout, "multi-token prediction layers ('m') are not modelled");
-      default: bad_layout(layout, fmt::format("unknown layer letter '{}' (known: E, t, L)", c));
+      default: break;  // layout_units admits no other letter
     }
   }
   boundaries.push_back(layer);
   if (!seen_embedding || !seen_output) bad_layout(layout, "it needs one E and one L");
-  if (layer - 2 != transformer_layers) {
-    bad_layout(layout, fmt::format("it holds {} blocks but the model has {}", layer - 2, transformer_layers));
-  }
-  if (static_cast<int>(boundaries.size()) - 1 != stages) {
-    bad_layout(layout, fmt::format("it has {} stages but the pipeline has {} (p x v)", boundaries.size() - 1, stages));
-  }
   for (std::size_t stage = 0; stage + 1 < boundaries.size(); ++stage) {
     if (boundaries[stage] == boundaries[stage + 1]) bad_layout(layout, fmt::format("stage {} holds no layer", stage));
   }
@@ -154,8 +210,11 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
 }
 
 int layout_stage_count(std::string_view layout) {
-  const std::string flat = unroll_layout(layout);
-  return static_cast<int>(std::count(flat.begin(), flat.end(), '|')) + 1;
+  const std::int64_t stages = expanded_count(layout_units(layout), '|') + 1;
+  if (stages > kMaxStages) {
+    bad_layout(layout, fmt::format("it has {} stages, over the limit of {}", stages, kMaxStages));
+  }
+  return static_cast<int>(stages);
 }
 
 std::string format_layout(const StageSplit& split) {

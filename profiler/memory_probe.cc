@@ -129,10 +129,27 @@ void* counted_aligned_new(std::size_t size, std::align_val_t alignment) {
 
 }  // namespace
 
+// Every form is replaced, the nothrow ones included (std::stable_sort's
+// buffer uses them): a block from a form left to the runtime would be
+// freed here by another allocator's delete.
 void* operator new(std::size_t size) { return counted_new(size); }
 void* operator new[](std::size_t size) { return counted_new(size); }
 void* operator new(std::size_t size, std::align_val_t alignment) { return counted_aligned_new(size, alignment); }
 void* operator new[](std::size_t size, std::align_val_t alignment) { return counted_aligned_new(size, alignment); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return std::malloc(size == 0 ? 1 : size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return std::malloc(size == 0 ? 1 : size); }
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  void* pointer = nullptr;
+  const std::size_t align = std::max(static_cast<std::size_t>(alignment), sizeof(void*));
+  return posix_memalign(&pointer, align, size == 0 ? 1 : size) == 0 ? pointer : nullptr;
+}
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t& tag) noexcept {
+  return operator new(size, alignment, tag);
+}
+void operator delete(void* pointer, const std::nothrow_t&) noexcept { std::free(pointer); }
+void operator delete[](void* pointer, const std::nothrow_t&) noexcept { std::free(pointer); }
+void operator delete(void* pointer, std::align_val_t, const std::nothrow_t&) noexcept { std::free(pointer); }
+void operator delete[](void* pointer, std::align_val_t, const std::nothrow_t&) noexcept { std::free(pointer); }
 void operator delete(void* pointer) noexcept { std::free(pointer); }
 void operator delete[](void* pointer) noexcept { std::free(pointer); }
 void operator delete(void* pointer, std::size_t) noexcept { std::free(pointer); }

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/error.h"
 #include "common/yaml_fields.h"
@@ -59,7 +60,7 @@ void emit_links(YAML::Emitter& out, const LinkProfile& links) {
 
 class ProfileReader {
  public:
-  explicit ProfileReader(std::string path) : path_(std::move(path)), root_(load_yaml_file(path_)) {}
+  explicit ProfileReader(std::string path) : path_(std::move(path)), root_(load_yaml_file(path_, "the profile")) {}
 
   Profile read() {
     if (!root_.IsMap()) throw_at(path_, root_, "a profile is a map; write one with pipeplan profile");
@@ -75,7 +76,7 @@ class ProfileReader {
     profile.dtype = text(root_, "dtype");
     profile.date = text(root_, "date");
     profile.model = text(root_, "model");
-    profile.tp = integer(root_, "tp");
+    profile.tp = integer(root_, "tp", 1);
     if (root_["warmup"]) profile.warmup = integer(root_, "warmup");
     const YAML::Node layers = field(root_, "layers");
     for (const YAML::Node& node : layers) profile.layers.push_back(layer(node));
@@ -90,16 +91,23 @@ class ProfileReader {
     return value;
   }
   std::string text(const YAML::Node& node, const char* key) const { return scalar_text(field(node, key), path_, key); }
+  // Every number in a profile is a time, a size, a count or a rate: finite
+  // and >= 0 (`minimum` 1 for the shape's counts).
   template <typename T>
-  T number(const YAML::Node& node, const char* key) const {
+  T number(const YAML::Node& node, const char* key, T minimum = 0) const {
     const YAML::Node value = field(node, key);
+    T number{};
     try {
-      return value.as<T>();
+      number = value.as<T>();
     } catch (const YAML::Exception&) {
       throw_at(path_, value, fmt::format("'{}' must be a number", key));
     }
+    if (!std::isfinite(static_cast<double>(number)) || number < minimum) {
+      throw_at(path_, value, fmt::format("'{}' must be a finite number >= {}, got {}", key, minimum, value.Scalar()));
+    }
+    return number;
   }
-  int integer(const YAML::Node& node, const char* key) const { return number<int>(node, key); }
+  int integer(const YAML::Node& node, const char* key, int minimum = 0) const { return number<int>(node, key, minimum); }
 
   Timing timing(const YAML::Node& node, const char* key) const {
     const YAML::Node value = field(node, key);
@@ -113,8 +121,8 @@ class ProfileReader {
     if (m.layer != "embedding" && m.layer != "transformer" && m.layer != "output") {
       throw_at(path_, node["layer"], fmt::format("unknown layer kind '{}': embedding, transformer or output", m.layer));
     }
-    m.micro_batch_size = integer(node, "micro_batch_size");
-    m.seq_len = integer(node, "seq");
+    m.micro_batch_size = integer(node, "micro_batch_size", 1);
+    m.seq_len = integer(node, "seq", 1);
     m.forward = timing(node, "forward");
     m.backward_input = timing(node, "backward_input");
     m.backward_weight = timing(node, "backward_weight");
@@ -132,7 +140,7 @@ class ProfileReader {
     LinkProfile links;
     links.backend = text(node, "backend");
     links.latency_s = number<double>(node, "latency_s");
-    links.bandwidth_bytes_per_s = number<double>(node, "bandwidth_bytes_per_s");
+    links.bandwidth_bytes_per_s = number<double>(node, "bandwidth_bytes_per_s", 1.0);
     for (const YAML::Node& size : field(node, "sizes")) {
       LinkMeasurement m;
       m.bytes = number<std::int64_t>(size, "bytes");
@@ -171,7 +179,9 @@ std::string write_profile_yaml(const Profile& profile) {
   return std::string(out.c_str()) + "\n";
 }
 
-Profile read_profile_yaml(const std::string& path) { return ProfileReader(path).read(); }
+Profile read_profile_yaml(const std::string& path) {
+  return read_yaml(path, [&] { return ProfileReader(path).read(); });
+}
 
 void fit_link(LinkProfile& links) {
   // Least squares of time on bytes weighted by 1 / time^2: relative errors

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "common/quote.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -28,12 +29,14 @@ constexpr std::array<std::pair<std::string_view, OpKind>, 9> kKindNames{{
 constexpr std::string_view kFormatHint = "write it as stage, kind, micro-batch, e.g. 2F0 or 1SEND_B3";
 
 // Reads leading decimal digits; returns the count consumed (0 if none).
-std::size_t read_index(std::string_view text, std::int32_t& value) {
+std::size_t read_index(std::string_view whole, std::string_view text, std::int32_t& value) {
   std::size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
   if (digits == 0) return 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + digits, value);
-  if (ec != std::errc()) return 0;
+  if (ec != std::errc()) {
+    throw InputError(fmt::format("action {}: index {} is too large", quoted_input(whole), text.substr(0, digits)));
+  }
   return static_cast<std::size_t>(ptr - text.data());
 }
 
@@ -59,20 +62,20 @@ std::string to_string(const Action& action) {
 
 Action parse_action(std::string_view text) {
   Action action;
-  const std::size_t stage_digits = read_index(text, action.stage);
+  const std::size_t stage_digits = read_index(text, text, action.stage);
   if (stage_digits == 0) {
-    throw InputError(fmt::format("action '{}' does not start with a stage number; {}", text, kFormatHint));
+    throw InputError(fmt::format("action {} does not start with a stage number; {}", quoted_input(text), kFormatHint));
   }
   std::string_view rest = text.substr(stage_digits);
   for (const auto& [name, kind] : kKindNames) {
     if (!rest.starts_with(name)) continue;
     const std::string_view tail = rest.substr(name.size());
-    const std::size_t mb_digits = read_index(tail, action.microbatch);
+    const std::size_t mb_digits = read_index(text, tail, action.microbatch);
     if (mb_digits == 0 || mb_digits != tail.size()) break;
     action.kind = kind;
     return action;
   }
-  throw InputError(fmt::format("unknown action '{}'; {}", text, kFormatHint));
+  throw InputError(fmt::format("unknown action {}; {}", quoted_input(text), kFormatHint));
 }
 
 }  // namespace pipeplan::sim

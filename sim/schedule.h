@@ -13,6 +13,11 @@
 
 namespace pipeplan::sim {
 
+// The most compute actions a schedule may hold (generated or read): about
+// 1.5 GB and a few seconds for `simulate`; beyond it a request is refused
+// before anything is built.
+inline constexpr double kMaxComputeActions = 5e7;
+
 // How stages are placed on ranks when each rank holds v chunks.
 enum class StagePlacement {
   kLoop,  // stage s on rank s % p (Megatron interleaving, LoopedBFS)

@@ -4,12 +4,15 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 #include <set>
 #include <vector>
 
 #include "common/error.h"
+#include "common/quote.h"
+#include "common/text_file.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -57,6 +60,21 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin + 1));
 }
 
+// Without "BW" cells, a file whose "B"s all come with a "W" of the same
+// (stage, micro-batch) and has no "I" is in PyTorch 2.5's spelling, where
+// "B" was the input-gradient part.
+bool reads_as_legacy_split(const std::vector<std::vector<Action>>& ranks) {
+  std::set<std::pair<int, int>> full, weight;
+  for (const auto& actions : ranks) {
+    for (const Action& action : actions) {
+      if (action.kind == OpKind::kBackwardInput) return false;
+      if (action.kind == OpKind::kBackward) full.insert({action.stage, action.microbatch});
+      if (action.kind == OpKind::kBackwardWeight) weight.insert({action.stage, action.microbatch});
+    }
+  }
+  return !full.empty() && full == weight;
+}
+
 class CsvReader {
  public:
   explicit CsvReader(std::string source) : source_(std::move(source)) {}
@@ -80,12 +98,14 @@ class CsvReader {
 
  private:
   // PyTorch 2.5 wrote "BW" for a full backward and "B" for the input-gradient part.
+  // A "BW" right after a stage number, in a cell or inside an overlapped pair.
   static bool uses_legacy_names(const std::vector<std::string>& lines) {
     for (const std::string& line : lines) {
       for (const Cell& cell : split_line(line)) {
-        const std::string text = trim(cell.text);
-        const auto kind = text.find_first_not_of("0123456789");
-        if (kind != std::string::npos && text.compare(kind, 2, "BW") == 0) return true;
+        const std::string& text = cell.text;
+        for (auto at = text.find("BW"); at != std::string::npos; at = text.find("BW", at + 1)) {
+          if (at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]))) return true;
+        }
       }
     }
     return false;
@@ -142,17 +162,17 @@ class CsvReader {
   void read_overlap_pair(const std::string& text, std::vector<Action>& actions) {
     const auto close = text.find(')');
     if (close == std::string::npos || text.substr(close + 1) != kOverlapSuffix) {
-      throw InputError(fmt::format("'{}' is not an overlapped pair; write it as (0F7;7B3)OVERLAP_F_B", text));
+      throw InputError(fmt::format("{} is not an overlapped pair; write it as (0F7;7B3)OVERLAP_F_B", quoted_input(text)));
     }
     const std::string inner = text.substr(1, close - 1);
     const auto separator = inner.find(';');
     if (separator == std::string::npos) {
-      throw InputError(fmt::format("'{}' needs two actions separated by ';'", text));
+      throw InputError(fmt::format("{} needs two actions separated by ';'", quoted_input(text)));
     }
     Action forward = parse_cell(trim(inner.substr(0, separator)));
     const Action backward = parse_cell(trim(inner.substr(separator + 1)));
     if (forward.kind != OpKind::kForward || !produces_input_grad(backward.kind)) {
-      throw InputError(fmt::format("'{}' must pair a forward with a backward, e.g. (0F7;7B3)OVERLAP_F_B", text));
+      throw InputError(fmt::format("{} must pair a forward with a backward, e.g. (0F7;7B3)OVERLAP_F_B", quoted_input(text)));
     }
     forward.overlapped = true;
     actions.push_back(forward);
@@ -166,19 +186,7 @@ class CsvReader {
     return action;
   }
 
-  // Without "BW" cells, a file whose "B"s all come with a "W" of the same
-  // (stage, micro-batch) and has no "I" is also in the old spelling.
-  bool backward_is_split_legacy_style() const {
-    std::set<std::pair<int, int>> full, weight;
-    for (const auto& actions : schedule_.actions) {
-      for (const Action& action : actions) {
-        if (action.kind == OpKind::kBackwardInput) return false;
-        if (action.kind == OpKind::kBackward) full.insert({action.stage, action.microbatch});
-        if (action.kind == OpKind::kBackwardWeight) weight.insert({action.stage, action.microbatch});
-      }
-    }
-    return !full.empty() && full == weight;
-  }
+  bool backward_is_split_legacy_style() const { return reads_as_legacy_split(schedule_.actions); }
 
   void relabel_legacy_backwards() {
     for (auto& actions : schedule_.actions) {
@@ -191,13 +199,25 @@ class CsvReader {
   void infer_shape() {
     int max_stage = -1;
     int max_microbatch = -1;
+    std::size_t count = 0;
     for (const auto& actions : schedule_.actions) {
+      count += actions.size();
       for (const Action& action : actions) {
         max_stage = std::max(max_stage, action.stage);
         max_microbatch = std::max(max_microbatch, action.microbatch);
       }
     }
     if (max_stage < 0) throw ParseError(source_, 1, 1, "the schedule CSV holds no actions");
+    // Every stage runs every micro-batch's forward, so no index reaches the
+    // number of actions: checked before anything is sized by an index.
+    const auto largest = static_cast<std::size_t>(std::max(max_stage, max_microbatch));
+    if (largest >= count) {
+      throw ParseError(source_, 1, 1,
+                       fmt::format("{} {} in a file of {} action{}: every stage runs every micro-batch's forward, "
+                                   "so stages and micro-batches are numbered from 0 with none missing",
+                                   max_stage >= max_microbatch ? "stage" : "micro-batch", largest, count,
+                                   count == 1 ? "" : "s"));
+    }
     schedule_.stages = max_stage + 1;
     schedule_.microbatches = max_microbatch + 1;
     schedule_.stage_to_rank.assign(static_cast<std::size_t>(schedule_.stages), -1);
@@ -265,12 +285,20 @@ Schedule read_schedule_csv(std::istream& in, const std::string& source_name) {
 }
 
 Schedule read_schedule_csv_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("--schedule-csv: cannot open '{}'; check the path", path));
+  std::istringstream in(read_text_file(path, "--schedule-csv"));
   return read_schedule_csv(in, path);
 }
 
 std::string write_schedule_csv(const Schedule& schedule) {
+  // A full backward written "B" would read back as the input-gradient part
+  // when every one comes with a W and no I is written: then it is written
+  // in 2.5's "BW", which reads back as what it is.
+  const bool full_as_bw = reads_as_legacy_split(schedule.actions);
+  auto cell_text = [&](const Action& action) {
+    return full_as_bw && action.kind == OpKind::kBackward
+               ? fmt::format("{}BW{}", action.stage, action.microbatch)
+               : to_string(action);
+  };
   std::string csv;
   for (std::size_t rank = 0; rank < schedule.actions.size(); ++rank) {
     const auto& actions = schedule.actions[rank];
@@ -279,10 +307,10 @@ std::string write_schedule_csv(const Schedule& schedule) {
       const int idle = schedule.idle_slots.empty() ? 0 : schedule.idle_slots[rank][i];
       cells.insert(cells.end(), static_cast<std::size_t>(idle), "");
       if (actions[i].overlapped && i + 1 < actions.size()) {
-        cells.push_back(fmt::format("({};{}){}", to_string(actions[i]), to_string(actions[i + 1]), kOverlapSuffix));
+        cells.push_back(fmt::format("({};{}){}", cell_text(actions[i]), cell_text(actions[i + 1]), kOverlapSuffix));
         ++i;
       } else {
-        cells.push_back(to_string(actions[i]));
+        cells.push_back(cell_text(actions[i]));
       }
     }
     if (!schedule.idle_slots.empty()) {

@@ -23,6 +23,34 @@ void check_costs(const Schedule& schedule, const PipelineCosts& costs) {
     throw InputError(fmt::format("costs cover {} stages and {} ranks but the schedule has {} and {}",
                                  costs.stages.size(), costs.static_bytes.size(), schedule.stages, schedule.ranks));
   }
+  for (std::size_t stage = 0; stage < costs.stages.size(); ++stage) {
+    const StageCost& cost = costs.stages[stage];
+    for (double time : {cost.forward_s, cost.backward_input_s, cost.backward_weight_s}) {
+      if (!std::isfinite(time) || time < 0) {
+        throw InputError(fmt::format("stage {} costs {} s for one of its passes; every time must be finite and >= 0",
+                                     stage, time));
+      }
+    }
+    if (cost.activation_bytes < 0 || cost.weight_grad_bytes < 0 || cost.send_bytes < 0) {
+      throw InputError(fmt::format("stage {} has negative byte counts; sizes must be >= 0", stage));
+    }
+  }
+  // Memory is summed in 64 bits: every rank's static bytes plus all its
+  // forwards' activations held at once must stay well inside.
+  constexpr long double kMaxTotalBytes = 0x1p62L;
+  for (int rank = 0; rank < schedule.ranks; ++rank) {
+    long double held = static_cast<long double>(costs.static_bytes[static_cast<std::size_t>(rank)]);
+    for (const Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
+      if (action.kind == OpKind::kForward) {
+        held += static_cast<long double>(costs.stages[static_cast<std::size_t>(action.stage)].activation_bytes);
+      }
+    }
+    if (held > kMaxTotalBytes) {
+      throw InputError(fmt::format("rank {} could hold {:.3g} bytes at once (static bytes and every forward's "
+                                   "activations), over 2^62: lower the byte counts",
+                                   rank, static_cast<double>(held)));
+    }
+  }
 }
 
 void fill_critical_path(const Schedule& lowered, const ActionIndex& index, const PipelineCosts& costs,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/quote.h"
 
 namespace pipeplan::study {
 
@@ -30,6 +31,10 @@ class Parser {
   explicit Parser(std::string_view text) : text_(text) {}
 
   Node parse() {
+    if (text_.size() > kLongest) {
+      throw InputError(fmt::format("expression {}: {} characters, over the limit of {}", quoted_input(text_),
+                                   text_.size(), kLongest));
+    }
     Node node = sum();
     skip_space();
     if (at_ < text_.size()) fail("unexpected text");
@@ -38,7 +43,7 @@ class Parser {
 
  private:
   [[noreturn]] void fail(std::string_view what) const {
-    throw InputError(fmt::format("expression '{}': {} at position {}", text_, what, at_ + 1));
+    throw InputError(fmt::format("expression {}: {} at position {}", quoted_input(text_), what, at_ + 1));
   }
   void skip_space() {
     while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
@@ -85,6 +90,15 @@ class Parser {
   }
 
   Node factor() {
+    // Parentheses, unary minus and calls recurse: bounded, so that no input
+    // can exhaust the stack.
+    if (++depth_ > kDeepest) fail(fmt::format("nested deeper than {}", kDeepest));
+    Node node = unary_or_primary();
+    --depth_;
+    return node;
+  }
+
+  Node unary_or_primary() {
     if (take('-')) {
       auto node = std::make_shared<ExpressionNode>(ExpressionNode::Kind::kUnary);
       node->op = '-';
@@ -130,8 +144,11 @@ class Parser {
     return node;
   }
 
+  static constexpr std::size_t kLongest = 10'000;
+  static constexpr int kDeepest = 200;
   std::string_view text_;
   std::size_t at_ = 0;
+  int depth_ = 0;
 };
 
 double evaluate_node(const ExpressionNode& node,

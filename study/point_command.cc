@@ -10,6 +10,7 @@
 
 #include "commands/in_process.h"
 #include "common/error.h"
+#include "common/text_file.h"
 #include "models/embedded_configs.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
@@ -36,12 +37,7 @@ std::vector<std::string> split_dots(std::string_view text) {
 // Model and hardware names may also be paths; the derived file must find
 // the original from wherever it is written.
 std::string original_text(const std::string& kind, const std::string& name_or_path) {
-  if (std::filesystem::exists(name_or_path)) {
-    std::ifstream in(name_or_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  if (std::filesystem::exists(name_or_path)) return read_text_file(name_or_path, kind + " file");
   const models::EmbeddedFile* file = models::find_embedded(kind, name_or_path);
   if (file == nullptr) throw InputError(fmt::format("unknown {} '{}' for the swept fields", kind, name_or_path));
   return std::string(file->text);

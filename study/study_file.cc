@@ -39,7 +39,7 @@ bool is_config_field(std::string_view key) { return key.starts_with("model.") ||
 
 class StudyReader {
  public:
-  explicit StudyReader(const std::string& path) : path_(path), root_(load_yaml_file(path)) {}
+  explicit StudyReader(const std::string& path) : path_(path), root_(load_yaml_file(path, "the study file")) {}
 
   StudyFile read() {
     if (!root_.IsMap()) throw_at(path_, root_, fmt::format("a study is a map with keys {}", kStudyKeys));
@@ -243,6 +243,8 @@ void StudyReader::check_plot(const YAML::Node& node, const PlotSpec& plot) const
 
 std::string_view mode_command(StudyMode mode) { return mode == StudyMode::kPlan ? "plan" : "simulate"; }
 
-StudyFile read_study(const std::string& path) { return StudyReader(path).read(); }
+StudyFile read_study(const std::string& path) {
+  return read_yaml(path, [&] { return StudyReader(path).read(); });
+}
 
 }  // namespace pipeplan::study

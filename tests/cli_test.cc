@@ -88,7 +88,7 @@ TEST(Cli, ComparesEverySchedule) {
 
 TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
   expect_refused("simulate --schedule Bogus", "valid names");
-  expect_refused("simulate -p 0", "--stages must be >= 1");
+  expect_refused("simulate -p 0", "--pp must be >= 1");
   expect_refused("simulate -m 0", "--microbatches must be >= 1");
   expect_refused("simulate --tf -1 --tb 1", "negative");
   expect_refused("simulate --tf nan --tb 1", "not a finite number");
@@ -100,8 +100,8 @@ TEST(Cli, BadInputIsOneLineAndExitCodeTwo) {
   expect_refused("simulate --schedule ZBV -v 3 --tf 1 --tb 1 --tw 1", "--virtual 2");
   expect_refused("simulate --schedule ZBH1 --act-bytes 1GiB --wgrad-bytes 2GiB", "exceeds --act-bytes");
   expect_refused("simulate --act-bytes 1GiB --wgrad-bytes 1GiB", "1F1B runs full backwards");
-  expect_refused("simulate --link-bandwidth 0GB/s", "bandwidths must be > 0");
-  expect_refused("simulate --schedule-csv /nonexistent.csv", "cannot open");
+  expect_refused("simulate --link-bandwidth 0GB/s", "must be a finite rate above 0");
+  expect_refused("simulate --schedule-csv /nonexistent.csv", "does not exist");
   expect_refused("simulate --trace /nonexistent/dir/trace.json", "cannot write");
   expect_refused("simulate --no-such-option", "no-such-option");
   expect_refused("simulate --costs " + kData + "/costs_unknown_key.yaml", "costs_unknown_key.yaml:3:1: unknown key");
@@ -193,7 +193,7 @@ TEST(Cli, PlanRefusesWhatCannotFit) {
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 0", "--global-batch");
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --objective speed",
                  "--objective");
-  expect_refused("simulate --plan /nonexistent.yaml", "cannot open");
+  expect_refused("simulate --plan /nonexistent.yaml", "does not exist");
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --layers 18,22,22",
                  "sums to 62");
 }

@@ -126,7 +126,7 @@ TEST(ModelParams, BiasesOfRowParallelLayersStayWhole) {
   const ModelConfig model = load_model("megatron-22b");
   const std::int64_t h = model.hidden;
   const std::int64_t t = 4;
-  const LayerCost& layer = expand("megatron-22b", static_cast<int>(t)).layers[1];
+  const LayerCost layer = expand("megatron-22b", static_cast<int>(t)).layers[1];  // a copy: the expansion is a temporary
   const std::int64_t matrices = 12 * h * h / t;
   const std::int64_t biases = (3 * h + 4 * h) / t + 2 * h;
   EXPECT_EQ(layer.params_per_rank, matrices + biases + 4 * h);

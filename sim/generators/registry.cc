@@ -6,6 +6,7 @@
 
 #include "common/close_names.h"
 #include "common/error.h"
+#include "common/quote.h"
 #include "sim/generators/generators.h"
 
 namespace pipeplan::sim {
@@ -69,13 +70,13 @@ const ScheduleFamily& find_schedule_family(std::string_view name) {
       names.emplace_back(family.name);
     }
   }
-  throw InputError(fmt::format("unknown schedule '{}'{}; valid names: {}", name, did_you_mean(name, spellings, names),
+  throw InputError(fmt::format("unknown schedule {}{}; valid names: {}", quoted_input(name), did_you_mean(name, spellings, names),
                                schedule_names()));
 }
 
 Schedule generate_schedule(std::string_view name, PipelineShape shape) {
   const ScheduleFamily& family = find_schedule_family(name);
-  if (shape.ranks < 1) throw InputError(fmt::format("--stages must be >= 1 (got {})", shape.ranks));
+  if (shape.ranks < 1) throw InputError(fmt::format("--pp must be >= 1 (got {})", shape.ranks));
   if (shape.microbatches < 1) throw InputError(fmt::format("--microbatches must be >= 1 (got {})", shape.microbatches));
   if (shape.virtual_stages < 0) throw InputError(fmt::format("--virtual must be >= 1 (got {})", shape.virtual_stages));
   if (shape.microbatch_group_size < 0) {
@@ -87,12 +88,11 @@ Schedule generate_schedule(std::string_view name, PipelineShape shape) {
                                  family.name));
   }
   if (shape.virtual_stages == 0) shape.virtual_stages = family.default_virtual_stages;
-  // Up to 3 compute actions per (stage, micro-batch); vertices are 32-bit.
-  constexpr double kMaxComputeActions = 1e9;
+  // Up to 3 compute actions per (stage, micro-batch).
   const double actions = 3.0 * shape.ranks * shape.virtual_stages * static_cast<double>(shape.microbatches);
   if (actions > kMaxComputeActions) {
-    throw InputError(fmt::format("p = {}, v = {}, m = {} makes about {:.2g} actions, over the {:.0g} pipeplan "
-                                 "handles; lower --stages, --virtual or --microbatches",
+    throw InputError(fmt::format("p = {}, v = {}, m = {} makes about {:.2g} actions, over the limit of {:.0g}; "
+                                 "lower --pp, --virtual or --microbatches",
                                  shape.ranks, shape.virtual_stages, shape.microbatches, actions, kMaxComputeActions));
   }
   return family.generate(shape);
