@@ -137,7 +137,7 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
                           models::recompute_name(c.recompute));
   }
   throw InputError(fmt::format("no plan fits the memory cap of {}: {}; try {}",
-                               format_bytes(static_cast<std::int64_t>(search.memory_cap_bytes)), closest,
+                               format_bytes(search.memory_cap_bytes), closest,
                                infeasible_advice(lowest, options)));
 }
 

@@ -136,15 +136,15 @@ double parse_non_negative(std::string_view text, std::string_view field) {
   return value;
 }
 
-std::string format_bytes(std::int64_t bytes) {
-  constexpr std::array<std::string_view, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
+std::string format_bytes(double bytes) {
+  constexpr std::array<std::string_view, 7> kNames{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double value = bytes;
   std::size_t unit = 0;
   while (std::fabs(value) >= 1024.0 && unit + 1 < kNames.size()) {
     value /= 1024.0;
     ++unit;
   }
-  if (unit == 0) return fmt::format("{} B", bytes);
+  if (unit == 0) return fmt::format("{:.0f} B", value);
   return fmt::format("{:.2f} {}", value, kNames[unit]);
 }
 

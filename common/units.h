@@ -30,8 +30,9 @@ double parse_bandwidth(std::string_view text, std::string_view field);
 double parse_non_negative(std::string_view text, std::string_view field);
 
 // Human forms for reports: "1.50 GiB", "12.345 ms", "70.55B" (a count with
-// K, M, B or T).
-std::string format_bytes(std::int64_t bytes);
+// K, M, B or T). Bytes come as a double: exact counts and estimates of any
+// size alike.
+std::string format_bytes(double bytes);
 std::string format_ms(double seconds);
 std::string format_count(double count);
 

@@ -116,7 +116,7 @@ std::string plan_report_text(const PlanReport& report) {
       "replayed {} candidates in {:.3f} s, skipped {} whose bounds reach neither the top nor the Pareto front; "
       "rejected: {}\n\n",
       report.model, report.gpus, report.hardware, report.global_batch, report.seq_len,
-      format_bytes(static_cast<std::int64_t>(report.search.memory_cap_bytes)), report.search.candidates_evaluated,
+      format_bytes(report.search.memory_cap_bytes), report.search.candidates_evaluated,
       report.search.search_time_s, report.search.candidates_pruned, rejected_text(report.search));
   for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
   text += fmt::format("best: t={} p={} d={}, micro-batch {} x {}, {} (v={}), recompute {}, split {}\n", plan.tp, plan.pp,

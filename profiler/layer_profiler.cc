@@ -43,8 +43,7 @@ void check_fits(const ProfileRequest& request, const models::TrainingShape& shap
     throw InputError(fmt::format("profiling {} at micro-batch {} x {} tokens needs about {} but {} is free; lower "
                                  "--seq or --micro-batch-size",
                                  request.model.name, shape.micro_batch_size, shape.seq_len,
-                                 format_bytes(static_cast<std::int64_t>(needed)),
-                                 format_bytes(static_cast<std::int64_t>(available))));
+                                 format_bytes(needed), format_bytes(available)));
   }
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages pipeplan builds against (skips what is there).
+# Installs the Debian packages pipeplan builds against (skips what is there);
+# --fuzz adds what the fuzz harnesses need.
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,11 @@ packages=(
   libgtest-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
 )
+
+# The checks CI adds (scripts/check.sh): clang and its libFuzzer runtime.
+if [ "${1:-}" = "--fuzz" ]; then
+  packages+=(clang libclang-rt-dev)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

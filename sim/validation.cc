@@ -28,6 +28,11 @@ class Validator {
         check_boundary(stage, stage - 1, mb);
       }
     }
+    // RECVs from a stage past either end, which no boundary above covers.
+    for (int mb = 0; mb < schedule_.microbatches; ++mb) {
+      check_no_recv_from_outside(0, mb, OpKind::kRecvForward);
+      check_no_recv_from_outside(schedule_.stages - 1, mb, OpKind::kRecvBackward);
+    }
   }
 
   void check_deadlock() const {
@@ -121,6 +126,11 @@ class Validator {
     const std::uint32_t consumer = forward ? index_.find(to, mb, OpKind::kForward) : backward_of(to, mb);
     if (send < producer) fail(send, fmt::format("sends before its data is computed ({})", index_.describe(producer)));
     if (recv > consumer) fail(recv, fmt::format("receives after its data is needed ({})", index_.describe(consumer)));
+  }
+
+  void check_no_recv_from_outside(int stage, int mb, OpKind recv_kind) const {
+    const std::uint32_t recv = index_.find(stage, mb, recv_kind);
+    if (recv != kAbsent) fail(recv, "receives from a stage past the pipeline's end; remove it");
   }
 
   std::uint32_t backward_of(int stage, int mb) const {

@@ -58,7 +58,7 @@ std::string human_cell(const std::string& metric, const nlohmann::ordered_json& 
   const double number = value.get<double>();
   const std::string name = metric.substr(metric.rfind('.') + 1);
   if (name.find("bytes") != std::string::npos || metric.find("memory_breakdown") != std::string::npos) {
-    return format_bytes(static_cast<std::int64_t>(number));
+    return format_bytes(number);
   }
   if (name.ends_with("_s") && !name.ends_with("_per_s")) return format_ms(number);
   if (name.ends_with("_ms")) return fmt::format("{:.3f} ms", number);

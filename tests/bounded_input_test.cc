@@ -25,7 +25,7 @@ TEST(BoundedInput, LayoutRepeatsAreCountedNotExpanded) {
 }
 
 TEST(BoundedInput, SizesAndTimesStayFinite) {
-  expect_refused("simulate -p 4 -m 8 --tf 1 --tb 1 --act-bytes 8388608TiB", "over the limit of 1024.00 TiB");
+  expect_refused("simulate -p 4 -m 8 --tf 1 --tb 1 --act-bytes 8388608TiB", "over the limit of 1.00 PiB");
   expect_refused("simulate -p 4 -m 8 --tf 1e308min --tb 1", "--tf: '1e308min' is over the limit");
   expect_refused("simulate -p 4 -m 8 --tf nan --tb 1", "not a finite number");
   expect_refused("simulate -p 4 -m 8 --tf 1 --tb 1 --link-bandwidth 0", "must be a finite rate above 0");

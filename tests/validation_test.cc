@@ -97,6 +97,18 @@ TEST(Validation, ReportsMissingOrMisplacedCommunication) {
   }
 }
 
+TEST(Validation, RefusesReceivesFromPastEitherEnd) {
+  // The first stage has no stage before it, the last none after it.
+  for (const OpKind recv : {OpKind::kRecvForward, OpKind::kRecvBackward}) {
+    Schedule lowered = lower_communication(generate_schedule("1F1B", {2, 2, 1, 0}), RecvPlacement::kBeforeUse);
+    const int stage = recv == OpKind::kRecvForward ? 0 : 1;
+    lowered.actions[static_cast<std::size_t>(stage)].insert(lowered.actions[static_cast<std::size_t>(stage)].begin(),
+                                                            Action{stage, 0, recv});
+    EXPECT_NE(error_of(lowered).find("receives from a stage past the pipeline's end"), std::string::npos)
+        << error_of(lowered);
+  }
+}
+
 TEST(Validation, AcceptsEveryGeneratedSchedule) {
   for (const ScheduleFamily& family : schedule_families()) {
     for (RecvPlacement placement : {RecvPlacement::kBeforeUse, RecvPlacement::kPyTorch}) {

@@ -6,7 +6,11 @@
 // that text only and stays on for the code that includes this.
 #pragma once
 
+#if defined(__clang__)
+#include <Eigen/Core>
+#else
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <Eigen/Core>
 #pragma GCC diagnostic pop
+#endif

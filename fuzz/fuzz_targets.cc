@@ -1,0 +1,150 @@
+#include "fuzz/fuzz_targets.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "models/hardware.h"
+#include "models/layers.h"
+#include "models/model_config.h"
+#include "planner/plan_file.h"
+#include "planner/stage_split.h"
+#include "profiler/profile_file.h"
+#include "sim/schedule_csv.h"
+#include "sim/simulate.h"
+#include "study/expression.h"
+#include "study/study_file.h"
+
+namespace pipeplan::fuzz {
+namespace {
+
+// A finding that is not a crash: the harness turns it into one.
+class Finding : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+template <class Work>
+void refusals_allowed(Work&& work) {
+  try {
+    work();
+  } catch (const InputError&) {
+  }
+}
+
+// Parsers that read files get the input through one, named per process.
+std::string as_file(std::string_view input, const char* suffix) {
+  const std::string path = "/tmp/pipeplan-fuzz-" + std::to_string(getpid()) + suffix;
+  std::ofstream(path, std::ios::binary).write(input.data(), static_cast<std::streamsize>(input.size()));
+  return path;
+}
+
+void layout(std::string_view input) {
+  refusals_allowed([&] {
+    const int stages = planner::layout_stage_count(input);
+    planner::split_from_layout(input, 80, stages);
+  });
+}
+
+// Read, write back and read again: the same schedule. Small ones are also
+// validated and simulated with unit costs.
+void schedule_csv(std::string_view input) {
+  sim::Schedule schedule;
+  try {
+    std::istringstream in{std::string(input)};
+    schedule = sim::read_schedule_csv(in, "fuzz.csv");
+  } catch (const InputError&) {
+    return;
+  }
+  std::istringstream again_in(sim::write_schedule_csv(schedule));
+  const sim::Schedule again = sim::read_schedule_csv(again_in, "fuzz.csv");
+  if (again.actions != schedule.actions || again.stage_to_rank != schedule.stage_to_rank ||
+      again.idle_slots != schedule.idle_slots) {
+    throw Finding("a schedule read from CSV does not read back as written");
+  }
+  if (schedule.action_count() > 2000) return;
+  refusals_allowed([&] {
+    sim::RankCosts costs;
+    costs.forward_s = {1.0};
+    costs.backward_input_s = {1.0};
+    costs.backward_weight_s = {0.5};
+    costs.activation_bytes = {1 << 20};
+    costs.send_bytes = {1 << 10};
+    sim::Topology topology;
+    topology.intra_node = {1e-3, 1e9};
+    sim::simulate(schedule, sim::expand_rank_costs(costs, schedule), topology);
+  });
+}
+
+void units(std::string_view input) {
+  refusals_allowed([&] { parse_bytes(input, "--bytes"); });
+  refusals_allowed([&] { parse_duration_s(input, "--time", 1e-3); });
+  refusals_allowed([&] { parse_bandwidth(input, "--bandwidth"); });
+  refusals_allowed([&] { parse_non_negative(input, "--number"); });
+}
+
+void expression(std::string_view input) {
+  refusals_allowed([&] {
+    const study::Expression parsed = study::parse_expression(input);
+    parsed.evaluate([](const std::string& name) -> std::optional<double> {
+      if (name == "stages") return 8.0;
+      if (name == "microbatches") return 32.0;
+      return std::nullopt;
+    });
+  });
+}
+
+// Parsed, then expanded into layers at a small shape, as `model show` does.
+void model_yaml(std::string_view input) {
+  refusals_allowed([&] {
+    const models::ModelConfig model = models::parse_model_yaml(std::string(input), "fuzz.yaml");
+    models::TrainingShape shape;
+    shape.micro_batch_size = 1;
+    shape.seq_len = std::min(model.context, 2048);
+    const models::ModelLayers layers = models::expand_layers(model, shape);
+    models::model_flops_per_microbatch(layers, shape);
+  });
+}
+
+void hardware_yaml(std::string_view input) {
+  refusals_allowed([&] { models::parse_hardware_yaml(std::string(input), "fuzz.yaml"); });
+}
+
+void study_file(std::string_view input) {
+  const std::string path = as_file(input, "-study.yaml");
+  refusals_allowed([&] { study::read_study(path); });
+}
+
+void plan_file(std::string_view input) {
+  const std::string path = as_file(input, "-plan.yaml");
+  refusals_allowed([&] { planner::read_plan_yaml(path); });
+}
+
+void profile_file(std::string_view input) {
+  const std::string path = as_file(input, "-profile.yaml");
+  refusals_allowed([&] { profiler::read_profile_yaml(path); });
+}
+
+}  // namespace
+
+const std::vector<FuzzTarget>& fuzz_targets() {
+  static const std::vector<FuzzTarget> targets{
+      {"layout", layout},         {"schedule_csv", schedule_csv},   {"units", units},
+      {"expression", expression}, {"model_yaml", model_yaml},       {"hardware_yaml", hardware_yaml},
+      {"study_file", study_file}, {"plan_file", plan_file},         {"profile_file", profile_file},
+  };
+  return targets;
+}
+
+const FuzzTarget& find_fuzz_target(std::string_view name) {
+  for (const FuzzTarget& target : fuzz_targets()) {
+    if (target.name == name) return target;
+  }
+  throw InputError("unknown fuzz target '" + std::string(name) + "'");
+}
+
+}  // namespace pipeplan::fuzz
