@@ -71,6 +71,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   setup.virtual_stages = source.name == "all" ? source.virtual_stages : virtual_stages_of(source.name, source.virtual_stages);
   setup.microbatch_group_size = source.microbatch_group_size;
   setup.memory_cap_bytes = memory_cap_bytes(outputs);
+  setup.explain = options.explain;
   return run;
 }
 
@@ -149,6 +150,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                                                            : plan.plan.virtual_stages;
   setup.microbatch_group_size = source.microbatch_group_size;
   setup.memory_cap_bytes = memory_cap_bytes(outputs);
+  setup.explain = options.explain;
   if (!run.layers && !run.layout) {
     const int stages = plan.plan.pp * plan.plan.virtual_stages;
     if (setup.pp * setup.virtual_stages != stages) {
@@ -186,6 +188,9 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
   command.add_option("--layout", options.layout,
                      "Megatron pipeline_model_parallel_layout, e.g. 'Et*18|t*22|t*22|t*18L'");
   add_shape_options(command, options.shape, true);
+  command.add_flag("--explain", options.explain,
+                   "With --model or --plan: the step time per rank by term (GEMM, attention, elementwise, TP comm, "
+                   "P2P exposed, bubble, DP sync, optimizer), adding up to the iteration");
 }
 
 const std::vector<std::string_view>& plan_override_options() {

@@ -138,13 +138,13 @@ CommandOutput run_simulate(const SimulateOptions& options, const CLI::App& comma
   if (options.outputs.gantt && options.outputs.json) throw InputError("--gantt draws in the text summary: drop --json or it");
   const bool all = !options.source.csv_file && options.source.name == "all";
   if (options.model.plan) {
-    refuse_unread_options(command, joined({{"plan"}, plan_override_options(), kOneRun}),
+    refuse_unread_options(command, joined({{"plan", "explain"}, plan_override_options(), kOneRun}),
                           "with --plan (the plan carries the model and the costs)");
     if (all) throw InputError("--schedule all cannot be combined with --plan; use --model to compare schedules");
     return run_plan_simulate(options.model, options.source, options.outputs, command);
   }
   if (options.model.model) {
-    refuse_unread_options(command, joined({model_mode_options(), all ? kComparison : kOneRun}),
+    refuse_unread_options(command, joined({model_mode_options(), all ? kComparison : joined({{"explain"}, kOneRun})}),
                           all ? "with --schedule all and --model" : "with --model (costs come from the cost model)");
     return all ? run_model_comparison(options.model, options.source, options.outputs)
                : run_model_simulate(options.model, options.source, options.outputs);

@@ -7,6 +7,8 @@
 namespace pipeplan::models {
 namespace {
 
+constexpr const char* kPeakFigure = "gpu.peak_flops.bf16";
+
 // Seconds to do `work` at `rate`. A zero rate with work to do means the
 // hardware description lacks the figure; say which one rather than return inf.
 double at_rate(double work, double rate, const char* figure) {
@@ -23,16 +25,12 @@ double ring_s(double bytes, int ranks, const LinkSpec& link, double factor, int 
          steps * link.latency_s;
 }
 
-double compute_s(const PassWork& pass, const GpuSpec& gpu) {
-  constexpr const char* kPeak = "gpu.peak_flops.bf16";
+double gemm_s(const PassWork& pass, const GpuSpec& gpu) {
   double seconds = 0;
   for (const GemmWork& gemm : pass.gemms) {
     if (gemm.count <= 0) continue;
-    seconds += gemm.count * at_rate(gemm.flops, gpu.peak_flops_bf16 * gpu.matmul.at(gemm.flops), kPeak);
+    seconds += gemm.count * at_rate(gemm.flops, gpu.peak_flops_bf16 * gpu.matmul.at(gemm.flops), kPeakFigure);
   }
-  seconds += at_rate(pass.attention_flops, gpu.peak_flops_bf16 * gpu.attention.at(pass.attention_flops), kPeak);
-  seconds += at_rate(pass.memory_bytes, gpu.memory_bandwidth * gpu.memory.at(pass.memory_bytes),
-                     "gpu.memory_bandwidth");
   return seconds;
 }
 
@@ -55,8 +53,20 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, i
 
 }  // namespace
 
+PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape) {
+  const GpuSpec& gpu = hardware.gpu;
+  PassTerms terms;
+  terms.gemm_s = gemm_s(pass, gpu);
+  terms.attention_s = at_rate(pass.attention_flops, gpu.peak_flops_bf16 * gpu.attention.at(pass.attention_flops),
+                              kPeakFigure);
+  terms.elementwise_s =
+      at_rate(pass.memory_bytes, gpu.memory_bandwidth * gpu.memory.at(pass.memory_bytes), "gpu.memory_bandwidth");
+  terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape.tp);
+  return terms;
+}
+
 double pass_time_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape) {
-  return compute_s(pass, hardware.gpu) + tensor_parallel_s(pass, hardware, shape.tp);
+  return pass_terms(pass, hardware, shape).total_s();
 }
 
 LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape) {

@@ -15,6 +15,16 @@ struct LayerTimes {
   double backward_weight_s = 0;
 };
 
+// One pass's time by kind of work: the terms pass_time_s adds up.
+struct PassTerms {
+  double gemm_s = 0;         // matrix multiplications
+  double attention_s = 0;    // fused attention kernels
+  double elementwise_s = 0;  // memory-bound kernels (norms, activations, softmax, ...)
+  double tp_comm_s = 0;      // tensor-parallel collectives (not overlapped)
+  double total_s() const { return gemm_s + attention_s + elementwise_s + tp_comm_s; }
+};
+PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape);
+
 // Time of one layer for one micro-batch on one tensor-parallel rank,
 // tensor-parallel collectives included (on NVLink when t fits in a node).
 LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape);

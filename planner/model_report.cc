@@ -23,6 +23,46 @@ int block_number(const std::string& name) {
   return std::stoi(name.substr(kPrefix.size()));
 }
 
+// The terms in the order a step spends them, with their JSON keys.
+struct TermColumn {
+  const char* key;
+  const char* heading;
+  double StepTerms::*seconds;
+};
+constexpr TermColumn kTermColumns[] = {
+    {"gemm_s", "GEMM", &StepTerms::gemm_s},
+    {"attention_s", "attention", &StepTerms::attention_s},
+    {"elementwise_s", "elementwise", &StepTerms::elementwise_s},
+    {"tp_comm_exposed_s", "TP comm", &StepTerms::tp_comm_s},
+    {"p2p_exposed_s", "P2P exposed", &StepTerms::p2p_exposed_s},
+    {"bubble_s", "bubble", &StepTerms::bubble_s},
+    {"dp_sync_exposed_s", "DP sync", &StepTerms::dp_sync_s},
+    {"optimizer_s", "optimizer", &StepTerms::optimizer_s},
+};
+
+nlohmann::ordered_json terms_json(const std::vector<StepTerms>& terms) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  for (const StepTerms& rank : terms) {
+    nlohmann::ordered_json row{{"rank", rank.rank}};
+    for (const TermColumn& column : kTermColumns) row[column.key] = rank.*column.seconds;
+    row["total_s"] = rank.total_s();
+    json.push_back(std::move(row));
+  }
+  return json;
+}
+
+std::string terms_text(const std::vector<StepTerms>& terms) {
+  std::string text = "  step time by term, ms (each rank's terms add up to the iteration)\n  rank";
+  for (const TermColumn& column : kTermColumns) text += fmt::format(" {:>11}", column.heading);
+  text += fmt::format(" {:>11}\n", "total");
+  for (const StepTerms& rank : terms) {
+    text += fmt::format("  {:>4}", rank.rank);
+    for (const TermColumn& column : kTermColumns) text += fmt::format(" {:>11.3f}", rank.*column.seconds * 1e3);
+    text += fmt::format(" {:>11.3f}\n", rank.total_s() * 1e3);
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string summarise_layers(const std::vector<std::string>& names) {
@@ -55,11 +95,14 @@ nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulatio
     ranks[rank]["memory_breakdown"] = breakdown_json(simulation.memory[rank]);
     ranks[rank]["layers"] = simulation.layers[rank];
   }
+  if (!simulation.terms.empty()) json["step_terms"] = terms_json(simulation.terms);
   return json;
 }
 
 std::string model_simulation_to_text(const ModelSimulation& simulation) {
-  return sim::report_to_text(simulation.report) + model_simulation_summary(simulation);
+  std::string text = sim::report_to_text(simulation.report) + model_simulation_summary(simulation);
+  if (!simulation.terms.empty()) text += terms_text(simulation.terms);
+  return text;
 }
 
 std::string model_simulation_summary(const ModelSimulation& simulation) {

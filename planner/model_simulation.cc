@@ -34,6 +34,20 @@ double optimizer_step_s(const StaticMemory& memory, const models::HardwareConfig
   return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
 }
 
+// The schedule's cost with every stage-to-stage transfer instant: what is
+// left of its idle time is the bubble.
+double pipeline_without_p2p_s(const sim::Schedule& schedule, const ModelStageCosts& costs,
+                              const models::HardwareConfig& hardware, const PipelineSetup& setup,
+                              sim::SimulationOptions options) {
+  sim::PipelineCosts instant = costs.costs;
+  for (sim::StageCost& stage : instant.stages) stage.send_bytes = 0;
+  sim::Topology topology = setup_topology(hardware, setup);
+  topology.intra_node = topology.inter_node = sim::LinkSpec{};
+  options.compute_critical_path = false;
+  options.record_timeline = false;
+  return sim::simulate(schedule, instant, topology, options).cost_s;
+}
+
 MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& rank) {
   MemoryBreakdown result;
   result.weights = memory.weights;
@@ -136,6 +150,10 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options) {
   check_modelled(setup.shape);
+  if (setup.explain && setup.profile != nullptr) {
+    throw InputError("--explain divides the time model's figures into their terms, and measured times (--profile) "
+                     "have none: drop one of them");
+  }
   const sim::Schedule schedule = sim::generate_schedule(
       setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size});
   StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
@@ -147,6 +165,11 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
   ModelSimulation result = simulate_stage_costs(schedule, costs, std::move(split), hardware, setup,
                                                 models::model_flops_per_microbatch(layers, setup.shape), options);
   result.layers = rank_layer_names(table, result.split, schedule);
+  if (setup.explain) {
+    const PipelineTimes times{result.pipeline_s, pipeline_without_p2p_s(schedule, costs, hardware, setup, options),
+                              result.gradient_sync_s, result.optimizer_step_s};
+    result.terms = step_terms(costed, hardware, setup.shape, result.split, schedule, result.report, times);
+  }
   if (profiled) result.cost_source = profile_source(setup.profile_file, *setup.profile, profiled->notes);
   return result;
 }

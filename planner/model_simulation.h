@@ -17,6 +17,7 @@
 #include "profiler/profile_file.h"
 #include "planner/stage_costs.h"
 #include "planner/stage_split.h"
+#include "planner/step_terms.h"
 #include "sim/simulate.h"
 #include "sim/span_bound.h"
 
@@ -36,6 +37,9 @@ struct PipelineSetup {
   std::string model_name;    // checked against the profile's
   // Peak memory each GPU may use; 0: the hardware's usable memory.
   std::int64_t memory_cap_bytes = 0;
+  // Break the step into the time model's terms (ModelSimulation::terms);
+  // costs one more replay, with instant transfers.
+  bool explain = false;
 };
 
 struct MemoryBreakdown {
@@ -56,6 +60,7 @@ struct ModelSimulation {
   double mfu = 0;               // model FLOPs / (time x GPUs x bf16 peak)
   int gpus = 0;
   std::string cost_source = "analytical model";
+  std::vector<StepTerms> terms{};  // per pipeline rank, with PipelineSetup::explain
   std::int64_t peak_memory_bytes() const;  // the largest rank's
 };
 

@@ -137,6 +137,7 @@ const Args kSimulate{
     {"trace", "--trace {file}"},
     {"svg", "--svg {file}"},
     {"window", "--window 0%:50%"},
+    {"explain", "--explain"},
 };
 
 TEST(OptionWalk, SimulateWithGivenTimes) {

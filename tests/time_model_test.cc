@@ -110,6 +110,18 @@ TEST(TimeModel, PassTimeIsTheHandSum) {
               1e-12);
 }
 
+TEST(TimeModel, PassTermsAreTheHandWorkedParts) {
+  TrainingShape shape;
+  shape.tp = 4;
+  const PassTerms terms = pass_terms(toy_pass(), toy_hardware(), shape);
+  EXPECT_NEAR(terms.gemm_s, 2 * 1e12 / (1e15 * 0.8 * 1e12 / (1e12 + 1e10)) + 4 * 1e9 / (1e15 * 0.8 * 1e9 / (1e9 + 1e10)),
+              1e-15);
+  EXPECT_NEAR(terms.attention_s, 5e11 / (1e15 * 0.5 * 5e11 / (5e11 + 2e10)), 1e-15);
+  EXPECT_NEAR(terms.elementwise_s, 1e9 / (2e12 * 0.9 * 1e9 / (1e9 + 1e6)), 1e-15);
+  EXPECT_NEAR(terms.tp_comm_s, 2.0 * 3 / 4 * 1e8 / 400e9 + 2 * 3 * 2e-6 + 2 * (3.0 / 4 * 2e8 / 400e9 + 3 * 2e-6), 1e-15);
+  EXPECT_EQ(terms.total_s(), pass_time_s(toy_pass(), toy_hardware(), shape));
+}
+
 TEST(TimeModel, SequenceParallelPairsMoveWhatAnAllReduceMoves) {
   // Korthikanti et al. 2022: an all-gather + reduce-scatter pair of a payload
   // has the communication volume of an all-reduce of it.

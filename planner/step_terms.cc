@@ -1,0 +1,66 @@
+#include "planner/step_terms.h"
+
+#include <algorithm>
+
+#include "models/time_model.h"
+
+namespace pipeplan::planner {
+namespace {
+
+models::PassTerms& operator+=(models::PassTerms& sum, const models::PassTerms& pass) {
+  sum.gemm_s += pass.gemm_s;
+  sum.attention_s += pass.attention_s;
+  sum.elementwise_s += pass.elementwise_s;
+  sum.tp_comm_s += pass.tp_comm_s;
+  return sum;
+}
+
+// One micro-batch's F, I and W over every layer the rank holds.
+models::PassTerms rank_work(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                            const models::TrainingShape& shape, const StageSplit& split, const sim::Schedule& schedule,
+                            int rank) {
+  models::PassTerms sum;
+  for (int stage = 0; stage < split.stages(); ++stage) {
+    if (schedule.rank_of(stage) != rank) continue;
+    for (int layer = split.first_layer(stage); layer < split.end_layer(stage); ++layer) {
+      const models::LayerCost& cost = layers.layers[static_cast<std::size_t>(layer)];
+      for (const models::PassWork* pass : {&cost.forward, &cost.backward_input, &cost.backward_weight}) {
+        sum += models::pass_terms(*pass, hardware, shape);
+      }
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+
+std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                                  const models::TrainingShape& shape, const StageSplit& split,
+                                  const sim::Schedule& schedule, const sim::SimulationReport& report,
+                                  const PipelineTimes& times) {
+  std::vector<StepTerms> result;
+  for (const sim::RankReport& rank : report.ranks_detail) {
+    const models::PassTerms work = rank_work(layers, hardware, shape, split, schedule, rank.rank);
+    // The replay's busy time in the time model's proportions: the same
+    // seconds, summed per stage and micro-batch in the replay's order.
+    const double total = work.total_s();
+    const double scale = total > 0 ? rank.busy_s / total : 0;
+    StepTerms terms;
+    terms.rank = rank.rank;
+    terms.gemm_s = work.gemm_s * scale;
+    terms.attention_s = work.attention_s * scale;
+    terms.elementwise_s = work.elementwise_s * scale;
+    terms.tp_comm_s = work.tp_comm_s * scale;
+    // Idle time: what instant transfers would save (never more than the
+    // rank idles), the rest the schedule's bubble.
+    const double idle = std::max(0.0, times.pipeline_s - rank.busy_s);
+    terms.p2p_exposed_s = std::clamp(times.pipeline_s - times.without_p2p_s, 0.0, idle);
+    terms.bubble_s = idle - terms.p2p_exposed_s;
+    terms.dp_sync_s = times.gradient_sync_s;
+    terms.optimizer_s = times.optimizer_s;
+    result.push_back(terms);
+  }
+  return result;
+}
+
+}  // namespace pipeplan::planner
