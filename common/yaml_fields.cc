@@ -1,6 +1,9 @@
 #include "common/yaml_fields.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "common/error.h"
 #include "common/quote.h"
@@ -51,6 +54,18 @@ std::vector<std::string> scalar_or_list(const YAML::Node& node, const std::strin
     throw_at(file, node, fmt::format("'{}' must be a value or a list of values", field));
   }
   return values;
+}
+
+void check_keys(const YAML::Node& map, const std::string& file, std::string_view section,
+                std::initializer_list<std::string_view> known) {
+  if (!map.IsMap()) throw_at(file, map, fmt::format("'{}' must be a map of keys to values", section));
+  for (const auto& entry : map) {
+    const std::string key = entry.first.Scalar();
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      throw_at(file, entry.first,
+               fmt::format("unknown key '{}' in {}; known keys: {}", key, section, fmt::join(known, ", ")));
+    }
+  }
 }
 
 }  // namespace pipeplan

@@ -4,9 +4,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/error.h"
 
 namespace pipeplan {
 
@@ -40,5 +43,24 @@ std::string scalar_text(const YAML::Node& node, const std::string& file, std::st
 // A scalar or a flat list of scalars, as texts.
 std::vector<std::string> scalar_or_list(const YAML::Node& node, const std::string& file,
                                         std::string_view field);
+
+// Rejects keys of `map` outside `known`, listing them all so a typo is easy
+// to fix; `section` names the map ("gpu.efficiency").
+void check_keys(const YAML::Node& map, const std::string& file, std::string_view section,
+                std::initializer_list<std::string_view> known);
+
+// Runs a unit parser on a scalar; its InputError (which names the field but
+// not the place) becomes a ParseError at the value's line and column.
+template <typename Parse>
+auto parse_at(const YAML::Node& node, const std::string& file, const std::string& field, Parse parse) {
+  const std::string text = scalar_text(node, file, field);
+  try {
+    return parse(text, field);
+  } catch (const ParseError&) {
+    throw;
+  } catch (const InputError& error) {
+    throw_at(file, node, error.what());
+  }
+}
 
 }  // namespace pipeplan

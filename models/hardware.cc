@@ -22,37 +22,9 @@ namespace pipeplan::models {
 namespace {
 
 namespace fs = std::filesystem;
-using Keys = std::initializer_list<std::string_view>;
-
 // A `base` chain longer than this is taken for a cycle (a file naming
 // itself, or two files naming each other).
 constexpr int kMaxBaseDepth = 8;
-
-// Rejects keys outside `known`, listing them all so a typo is easy to fix.
-void check_keys(const YAML::Node& map, const std::string& file, std::string_view section, Keys known) {
-  if (!map.IsMap()) throw_at(file, map, fmt::format("'{}' must be a map of keys to values", section));
-  for (const auto& entry : map) {
-    const std::string key = entry.first.Scalar();
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      throw_at(file, entry.first,
-               fmt::format("unknown key '{}' in {}; known keys: {}", key, section, fmt::join(known, ", ")));
-    }
-  }
-}
-
-// Runs a unit parser on a scalar; its InputError (which names the field but
-// not the place) becomes a ParseError at the value's line and column.
-template <typename Parse>
-auto parse_at(const YAML::Node& node, const std::string& file, const std::string& field, Parse parse) {
-  const std::string text = scalar_text(node, file, field);
-  try {
-    return parse(text, field);
-  } catch (const ParseError&) {
-    throw;
-  } catch (const InputError& error) {
-    throw_at(file, node, error.what());
-  }
-}
 
 // Sets `out` from `map[key]` when the key is present: a file that names a
 // base overrides only what it gives.

@@ -230,6 +230,17 @@ TEST(OptionWalk, Plan) {
        {});
 }
 
+TEST(OptionWalk, Calibrate) {
+  walk({"calibrate", "calibrate", kConfigs + "/calibration/dgx-h100-nemo.yaml --fit gpu.efficiency.matmul.max",
+        {{"fit", "--fit gpu.efficiency.memory.max"},
+         {"holdout", "--holdout 1"},
+         {"out", "--out {file}"},
+         {"name", "--name fitted"},
+         {"report", "--report"},
+         {"json", "--json"}}},
+       {});
+}
+
 TEST(OptionWalk, ModelAndHardware) {
   walk({"model show", "model show", "llama3-8b --seq 2048",
         {{"micro-batch-size", "--micro-batch-size 2"},

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "profiler/cpu/eigen_core.h"
+#include "common/eigen_core.h"
 #include "profiler/cpu/layer.h"
 
 namespace pipeplan::profiler {

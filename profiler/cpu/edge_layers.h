@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/model_config.h"
-#include "profiler/cpu/eigen_core.h"
+#include "common/eigen_core.h"
 #include "profiler/cpu/layer.h"
 #include "profiler/cpu/linear.h"
 #include "profiler/cpu/micro_batch_state.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/cpu/eigen_core.h"
+#include "common/eigen_core.h"
 #include "profiler/cpu/layer.h"
 #include "profiler/cpu/micro_batch_state.h"
 #include "profiler/cpu/random.h"

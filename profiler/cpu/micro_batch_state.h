@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "profiler/cpu/eigen_core.h"
+#include "common/eigen_core.h"
 #include "profiler/cpu/layer.h"
 
 namespace pipeplan::profiler {

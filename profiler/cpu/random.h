@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "profiler/cpu/eigen_core.h"
+#include "common/eigen_core.h"
 #include "profiler/cpu/layer.h"
 
 namespace pipeplan::profiler {

@@ -11,7 +11,7 @@
 
 #include "models/model_config.h"
 #include "profiler/cpu/composite.h"
-#include "profiler/cpu/eigen_core.h"
+#include "common/eigen_core.h"
 #include "profiler/cpu/layer.h"
 #include "profiler/cpu/random.h"
 

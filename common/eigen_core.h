@@ -1,4 +1,5 @@
-// <Eigen/Core> for the CPU backend's sources, included before layer.h.
+// <Eigen/Core> for every source that uses Eigen, included before any other
+// Eigen header.
 // Built with -march=native, GCC 12.2 reports a false -Wmaybe-uninitialized
 // inside its own AVX-512 intrinsics when Eigen's matrix products inline
 // them (GCC bug 105593, fixed in 12.3). The warning is checked at the

@@ -1,0 +1,139 @@
+#include "calibrate/calibration_report.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "common/units.h"
+
+namespace pipeplan::calibrate {
+namespace {
+
+std::string percent(double share) { return fmt::format("{:+.2f} %", share * 100); }
+
+std::string error_line(const char* what, const ErrorSummary& summary) {
+  return fmt::format("  {:<9} {:>3} runs: mean |error| {:.2f} %, max {:.2f} %\n", what, summary.runs,
+                     summary.mean_abs * 100, summary.max_abs * 100);
+}
+
+std::string standard_error_text(const FittedParameter& parameter) {
+  return parameter.standard_error ? fmt::format("+- {:.3g}", *parameter.standard_error)
+                                  : std::string("(as many runs as parameters: no standard error)");
+}
+
+// A dotted parameter name as nested YAML under the keys already written.
+void add_path(std::map<std::string, std::map<std::string, std::string>>& curves, const FittedParameter& parameter) {
+  // "gpu.efficiency.matmul.max" -> curves["matmul"]["max"]
+  const std::string name(parameter.parameter.name);
+  const std::size_t last = name.rfind('.');
+  const std::size_t before = name.rfind('.', last - 1);
+  curves[name.substr(before + 1, last - before - 1)][name.substr(last + 1)] = fmt::format("{}", parameter.value);
+}
+
+}  // namespace
+
+std::string runs_table(const std::vector<RunPrediction>& rows) {
+  std::string text = fmt::format("  {:<28} {:>11} {:>11} {:>9} {:>8} {:>8}  {}\n", "run", "measured", "predicted",
+                                 "error", "MFU", "pred MFU", "");
+  for (const RunPrediction& row : rows) {
+    text += fmt::format("  {:<28} {:>11} {:>11} {:>9} {:>8} {:>8}  {}{}\n", row.run.name,
+                        format_ms(row.run.step_time_s), format_ms(row.predicted_s), percent(row.error),
+                        row.run.mfu ? fmt::format("{:.1f} %", *row.run.mfu * 100) : "-",
+                        fmt::format("{:.1f} %", row.predicted_mfu * 100), row.held_out ? "held out" : "",
+                        row.fits_memory ? "" : fmt::format(" DOES NOT FIT in the model ({} per GPU)",
+                                                           format_bytes(static_cast<double>(row.predicted_peak_bytes))));
+  }
+  return text;
+}
+
+nlohmann::ordered_json runs_json(const std::vector<RunPrediction>& rows) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::array();
+  for (const RunPrediction& row : rows) {
+    nlohmann::ordered_json item{{"name", row.run.name},
+                                {"place", row.run.place},
+                                {"measured_step_s", row.run.step_time_s},
+                                {"predicted_step_s", row.predicted_s},
+                                {"error", row.error},
+                                {"predicted_mfu", row.predicted_mfu},
+                                {"predicted_peak_bytes", row.predicted_peak_bytes},
+                                {"fits", row.fits_memory},
+                                {"held_out", row.held_out}};
+    if (row.run.mfu) item["measured_mfu"] = *row.run.mfu;
+    json.push_back(std::move(item));
+  }
+  return json;
+}
+
+std::string calibration_text(const Calibration& calibration) {
+  std::string text = fmt::format("calibrated {} to {} runs ({} simulations)\n", calibration.base, calibration.fitted.runs,
+                                 calibration.evaluations);
+  for (const FittedParameter& parameter : calibration.parameters) {
+    text += fmt::format("  {:<36} {:>10.6g} (was {:.6g}) {}{}\n", parameter.parameter.name, parameter.value,
+                        parameter.initial, standard_error_text(parameter),
+                        parameter.at_bound ? fmt::format("  AT ITS BOUND [{:g}, {:g}]: the runs ask for more than "
+                                                         "this parameter can physically give",
+                                                         parameter.parameter.lower, parameter.parameter.upper)
+                                           : "");
+  }
+  text += runs_table(calibration.rows);
+  text += error_line("fitted", calibration.fitted);
+  if (calibration.held_out.runs > 0) text += error_line("held out", calibration.held_out);
+  return text;
+}
+
+nlohmann::ordered_json calibration_json(const Calibration& calibration) {
+  nlohmann::ordered_json parameters = nlohmann::ordered_json::array();
+  for (const FittedParameter& parameter : calibration.parameters) {
+    parameters.push_back({{"name", parameter.parameter.name},
+                          {"initial", parameter.initial},
+                          {"value", parameter.value},
+                          {"standard_error", parameter.standard_error ? nlohmann::ordered_json(*parameter.standard_error)
+                                                                      : nlohmann::ordered_json(nullptr)},
+                          {"lower", parameter.parameter.lower},
+                          {"upper", parameter.parameter.upper},
+                          {"at_bound", parameter.at_bound}});
+  }
+  auto summary = [](const ErrorSummary& errors) {
+    return nlohmann::ordered_json{{"runs", errors.runs}, {"mean_abs_error", errors.mean_abs}, {"max_abs_error", errors.max_abs}};
+  };
+  nlohmann::ordered_json json{{"base", calibration.base},
+                              {"parameters", parameters},
+                              {"runs", runs_json(calibration.rows)},
+                              {"fitted", summary(calibration.fitted)},
+                              {"evaluations", calibration.evaluations}};
+  if (calibration.held_out.runs > 0) json["held_out"] = summary(calibration.held_out);
+  return json;
+}
+
+std::string calibrated_hardware_yaml(const Calibration& calibration, const std::string& name,
+                                     const std::string& runs_file) {
+  std::string yaml = fmt::format("# Fitted by `pipeplan calibrate {}` to {} measured runs; everything not below is\n"
+                                 "# {}'s. Standard errors (1 sigma) and each run's residual:\n",
+                                 runs_file, calibration.fitted.runs, calibration.base);
+  for (const FittedParameter& parameter : calibration.parameters) {
+    yaml += fmt::format("#   {} = {:.6g} {} ({}; range [{:g}, {:g}])\n", parameter.parameter.name, parameter.value,
+                        standard_error_text(parameter), parameter.parameter.meaning, parameter.parameter.lower,
+                        parameter.parameter.upper);
+  }
+  for (const RunPrediction& row : calibration.rows) {
+    yaml += fmt::format("#   {}: measured {}, predicted {} ({}){}\n", row.run.name, format_ms(row.run.step_time_s),
+                        format_ms(row.predicted_s), percent(row.error), row.held_out ? ", held out" : "");
+  }
+  yaml += fmt::format("name: {}\nbase: {}\nsource: fitted by pipeplan calibrate to {}\n", name, calibration.base,
+                      runs_file);
+  std::map<std::string, std::map<std::string, std::string>> curves;
+  for (const FittedParameter& parameter : calibration.parameters) add_path(curves, parameter);
+  yaml += "gpu:\n  efficiency:\n";
+  for (const auto& [curve, fields] : curves) {
+    yaml += fmt::format("    {}:", curve);
+    const char* separator = " {";
+    for (const auto& [field, value] : fields) {
+      yaml += fmt::format("{}{}: {}", separator, field, value);
+      separator = ", ";
+    }
+    yaml += "}\n";
+  }
+  return yaml;
+}
+
+}  // namespace pipeplan::calibrate

@@ -1,0 +1,150 @@
+#include "calibrate/measured_runs.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "common/yaml_fields.h"
+#include "sim/generators/registry.h"
+
+namespace pipeplan::calibrate {
+namespace {
+
+class RunReader {
+ public:
+  RunReader(const YAML::Node& node, std::string file) : node_(node), file_(std::move(file)) {}
+
+  MeasuredRun read() const {
+    check_keys(node_, file_, "a run",
+               {"name", "source", "model", "hardware", "gpus", "tp", "pp", "vp", "micro_batch_size", "global_batch",
+                "seq", "schedule", "recompute", "sequence_parallel", "distributed_optimizer", "step_time", "mfu",
+                "peak_memory"});
+    MeasuredRun run;
+    run.place = fmt::format("{}:{}", file_, node_.Mark().line + 1);
+    run.name = text("name");
+    run.source = node_["source"] ? text("source") : "";
+    run.model = text("model");
+    run.hardware = text("hardware");
+    run.gpus = *count("gpus", true);
+    run.tp = count("tp", false).value_or(1);
+    run.pp = count("pp", false).value_or(1);
+    run.vp = count("vp", false).value_or(1);
+    run.micro_batch_size = count("micro_batch_size", false).value_or(1);
+    run.global_batch = *count("global_batch", true);
+    run.seq = *count("seq", true);
+    run.schedule = node_["schedule"] ? std::string(sim::find_schedule_family(text("schedule")).name)
+                                     : (run.vp > 1 ? "Interleaved1F1B" : "1F1B");
+    if (node_["recompute"]) {
+      run.recompute = parse_at(node_["recompute"], file_, "recompute",
+                               [](const std::string& value, const std::string&) { return models::parse_recompute(value); });
+    }
+    run.sequence_parallel = flag("sequence_parallel");
+    run.distributed_optimizer = flag("distributed_optimizer");
+    if (!node_["step_time"]) fail("step_time", "is missing; every run gives its measured step time, e.g. '8.309s'");
+    run.step_time_s = parse_at(node_["step_time"], file_, "step_time", [](const std::string& value, const std::string& field) {
+      return parse_duration_s(value, field, 1.0);
+    });
+    if (!(run.step_time_s > 0)) fail("step_time", "must be a measured time above 0, e.g. '8.309s'");
+    if (node_["mfu"]) {
+      const double mfu = parse_at(node_["mfu"], file_, "mfu", parse_share);
+      if (!(mfu > 0 && mfu <= 1)) fail("mfu", "must be a share in (0, 100 %], e.g. '53.5%'");
+      run.mfu = mfu;
+    }
+    if (node_["peak_memory"]) {
+      run.peak_memory_bytes = static_cast<double>(parse_at(node_["peak_memory"], file_, "peak_memory", parse_bytes));
+    }
+    check_layout(run);
+    return run;
+  }
+
+ private:
+  [[noreturn]] void fail(const char* field, const std::string& message) const {
+    const YAML::Node node = node_[field];
+    throw_at(file_, node ? node : node_, fmt::format("{}: {}", field, message));
+  }
+
+  std::string text(const char* field) const {
+    if (!node_[field]) fail(field, "is missing; every run names it");
+    return scalar_text(node_[field], file_, field);
+  }
+
+  std::optional<int> count(const char* field, bool required) const {
+    if (!node_[field]) {
+      if (required) fail(field, "is missing; every run gives it");
+      return std::nullopt;
+    }
+    const double value = parse_at(node_[field], file_, field, parse_non_negative);
+    if (value < 1 || value != std::floor(value) || value > 1e9) fail(field, "must be a whole number >= 1");
+    return static_cast<int>(value);
+  }
+
+  bool flag(const char* field) const {
+    if (!node_[field]) return false;
+    const std::string value = scalar_text(node_[field], file_, field);
+    if (value == "true") return true;
+    if (value == "false") return false;
+    fail(field, "must be true or false");
+  }
+
+  static double parse_share(const std::string& text, const std::string& field) {
+    if (text.ends_with('%')) return parse_non_negative(text.substr(0, text.size() - 1), field) / 100.0;
+    return parse_non_negative(text, field);
+  }
+
+  void check_layout(const MeasuredRun& run) const {
+    const long long model_parallel = static_cast<long long>(run.tp) * run.pp;
+    if (run.gpus % model_parallel != 0) {
+      fail("gpus", fmt::format("{} GPUs do not divide into tp x pp = {} groups", run.gpus, model_parallel));
+    }
+    const long long dp = run.gpus / model_parallel;
+    if (run.global_batch % (dp * run.micro_batch_size) != 0) {
+      fail("global_batch", fmt::format("{} sequences do not divide into {} data-parallel replicas of micro-batches of {}",
+                                       run.global_batch, dp, run.micro_batch_size));
+    }
+    if (run.distributed_optimizer && dp == 1) {
+      fail("distributed_optimizer", "shards over the data-parallel ranks, and this run has one; drop it");
+    }
+    if (run.sequence_parallel && run.tp == 1) fail("sequence_parallel", "needs tp > 1; drop it");
+  }
+
+  const YAML::Node& node_;
+  std::string file_;
+};
+
+}  // namespace
+
+std::vector<MeasuredRun> read_runs_yaml(const std::string& path) {
+  const YAML::Node root = load_yaml_file(path, "the runs file");
+  return read_yaml(path, [&] {
+    check_keys(root, path, "the runs file", {"runs"});
+    const YAML::Node list = root["runs"];
+    if (!list || !list.IsSequence() || list.size() == 0) {
+      throw_at(path, list ? list : root, "runs: give a list of measured runs (name, model, hardware, gpus, ...)");
+    }
+    std::vector<MeasuredRun> runs;
+    for (const YAML::Node& node : list) runs.push_back(RunReader(node, path).read());
+    return runs;
+  });
+}
+
+planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model) {
+  planner::PipelineSetup setup;
+  models::TrainingShape& shape = setup.shape;
+  shape.micro_batch_size = run.micro_batch_size;
+  shape.seq_len = run.seq;
+  shape.tp = run.tp;
+  shape.dp = run.gpus / (run.tp * run.pp);
+  shape.sequence_parallel = run.sequence_parallel;
+  shape.recompute = run.recompute;
+  shape.zero = run.distributed_optimizer ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
+  models::check_sequence_length(model, run.seq, false);
+  setup.pp = run.pp;
+  setup.virtual_stages = run.vp;
+  setup.schedule = run.schedule;
+  setup.microbatches = run.global_batch / (shape.dp * run.micro_batch_size);
+  return setup;
+}
+
+}  // namespace pipeplan::calibrate

@@ -1,0 +1,44 @@
+// Measured training runs, as their authors configured them: the input of
+// `pipeplan calibrate`. A runs file is a YAML map with `runs:`, a list of
+// runs, each naming its model, hardware and parallel layout and giving its
+// measured step time (optionally MFU and peak memory).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/model_config.h"
+#include "planner/model_simulation.h"
+
+namespace pipeplan::calibrate {
+
+struct MeasuredRun {
+  std::string name;
+  std::string place;  // "runs.yaml:12", where the run starts
+  std::string source; // who measured it, where it was published
+  std::string model;
+  std::string hardware;
+  int gpus = 0;
+  int tp = 1, pp = 1, vp = 1;
+  int micro_batch_size = 1;
+  int global_batch = 0;
+  int seq = 0;
+  std::string schedule;  // default: Interleaved1F1B when vp > 1, else 1F1B
+  models::Recompute recompute = models::Recompute::kNone;
+  bool sequence_parallel = false;
+  bool distributed_optimizer = false;  // Megatron's: ZeRO-1 over the data-parallel ranks
+  double step_time_s = 0;
+  std::optional<double> mfu;                // measured, a fraction
+  std::optional<double> peak_memory_bytes;  // measured, per GPU
+};
+
+// Reads and checks a runs file: every field known and in range, the layout
+// dividing the GPUs and the global batch. Errors name the file and line.
+std::vector<MeasuredRun> read_runs_yaml(const std::string& path);
+
+// What a run's layout gives the simulator: data-parallel size and
+// micro-batches per replica from the GPUs and the global batch.
+planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model);
+
+}  // namespace pipeplan::calibrate

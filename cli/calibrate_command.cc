@@ -1,0 +1,95 @@
+#include "cli/calibrate_command.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <memory>
+
+#include "calibrate/calibration.h"
+#include "calibrate/calibration_report.h"
+#include "commands/command_output.h"
+#include "common/error.h"
+
+namespace pipeplan::cli {
+namespace {
+
+struct CalibrateOptions {
+  std::string runs_file;
+  std::string fit;
+  int holdout = 0;
+  std::string out;
+  std::string name;
+  bool report = false;
+  bool json = false;
+};
+
+commands::CommandOutput report_only(const std::vector<calibrate::MeasuredRun>& runs) {
+  const std::vector<calibrate::RunPrediction> rows = calibrate::predict_runs(runs);
+  const calibrate::ErrorSummary errors = calibrate::summarise(rows, false);
+  commands::CommandOutput output;
+  output.json = {{"runs", calibrate::runs_json(rows)},
+                 {"mean_abs_error", errors.mean_abs},
+                 {"max_abs_error", errors.max_abs}};
+  output.text = fmt::format("{} runs, each on its own hardware description\n", rows.size()) +
+                calibrate::runs_table(rows) +
+                fmt::format("  mean |error| {:.2f} %, max {:.2f} %\n", errors.mean_abs * 100, errors.max_abs * 100);
+  return output;
+}
+
+void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
+  const std::vector<calibrate::MeasuredRun> runs = calibrate::read_runs_yaml(options.runs_file);
+  if (options.report) {
+    for (const char* name : {"--fit", "--holdout", "--out", "--name"}) {
+      if (command.count(name) > 0) {
+        throw InputError(fmt::format("{}: --report predicts the runs as the descriptions stand, without a fit; "
+                                     "drop one of them",
+                                     name));
+      }
+    }
+    commands::print_output(report_only(runs), options.json);
+    return;
+  }
+  if (!options.name.empty() && options.out.empty()) {
+    throw InputError("--name names the written description: give --out FILE too");
+  }
+  calibrate::CalibrationOptions fit;
+  fit.fit = options.fit.empty() ? calibrate::default_fit() : calibrate::parse_fit(options.fit);
+  fit.holdout = options.holdout;
+  const calibrate::Calibration calibration = calibrate::calibrate(runs, fit);
+  const std::string name = options.name.empty() ? calibration.base + "-calibrated" : options.name;
+  commands::CommandOutput output{calibrate::calibration_json(calibration), calibrate::calibration_text(calibration)};
+  if (!options.out.empty()) {
+    std::ofstream file(options.out);
+    file << calibrate::calibrated_hardware_yaml(calibration, name, options.runs_file);
+    if (!file) throw InputError(fmt::format("--out: cannot write '{}'", options.out));
+    output.json["wrote"] = options.out;
+    output.text += fmt::format("wrote {} ({}, base {}): use it as --hardware {}\n", options.out, name, calibration.base,
+                               options.out);
+  } else {
+    output.text += "give --out FILE to write the fitted hardware description\n";
+  }
+  commands::print_output(output, options.json);
+}
+
+}  // namespace
+
+void register_calibrate_command(CLI::App& app) {
+  auto options = std::make_shared<CalibrateOptions>();
+  CLI::App* command = app.add_subcommand(
+      "calibrate",
+      "Fit a hardware description's efficiency parameters to measured runs (a YAML list of runs: model, hardware, "
+      "layout, measured step time) and write the fitted description; --report prints each run's error as it stands");
+  command->add_option("runs", options->runs_file, "Runs YAML (see configs/calibration/)")->required();
+  command->add_option("--fit", options->fit,
+                      "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, "
+                      "gpu.efficiency.attention.max, gpu.efficiency.memory.max]");
+  command->add_option("--holdout", options->holdout,
+                      "Runs left out of the fit (spread over the file), to see their error")->capture_default_str();
+  command->add_option("--out", options->out, "Write the fitted hardware YAML here (base: the runs' description)");
+  command->add_option("--name", options->name, "The fitted description's name [default: <base>-calibrated]");
+  command->add_flag("--report", options->report, "Predict every run on its own description and print the errors; no fit");
+  command->add_flag("--json", options->json, "Print one JSON object instead of the summary");
+  command->callback([options, command] { run_calibrate(*options, *command); });
+}
+
+}  // namespace pipeplan::cli

@@ -1,0 +1,160 @@
+// `pipeplan calibrate`: the fit recovers known parameters from runs made
+// with them, leaves runs out as asked, writes a description that predicts
+// what the fit reported, and refuses runs it cannot use with one line
+// naming the run and the field.
+#include "calibrate/calibration.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "calibrate/calibration_report.h"
+#include "common/error.h"
+#include "tests/cli_support.h"
+
+namespace pipeplan::calibrate {
+namespace {
+
+using pipeplan::testing::expect_refused;
+using pipeplan::testing::run;
+using pipeplan::testing::write_temp;
+
+// Four shapes whose GEMM and attention shares differ (sequence length and
+// tensor parallelism move them), so the two ceilings can be told apart.
+std::string runs_yaml(const std::vector<double>& step_times) {
+  const char* kRuns[] = {
+      "{name: small, model: gpt2-small, hardware: h100-sxm, gpus: 1, global_batch: 4, seq: 1024, step_time: %s}",
+      "{name: long, model: llama3-8b, hardware: h100-sxm, gpus: 8, tp: 8, global_batch: 8, seq: 8192, "
+      "sequence_parallel: true, step_time: %s}",
+      "{name: short, model: llama3-8b, hardware: h100-sxm, gpus: 8, tp: 8, global_batch: 8, seq: 1024, step_time: %s}",
+      "{name: piped, model: llama3-8b, hardware: h100-sxm, gpus: 8, tp: 2, pp: 4, global_batch: 16, seq: 4096, "
+      "recompute: selective, step_time: %s}",
+  };
+  std::string yaml = "runs:\n";
+  for (std::size_t i = 0; i < 4; ++i) {
+    std::string run = kRuns[i];
+    run.replace(run.find("%s"), 2, fmt::format("{}s", step_times.empty() ? 1.0 : step_times[i]));
+    yaml += "  - " + run + "\n";
+  }
+  return yaml;
+}
+
+models::HardwareConfig truth() {
+  return models::load_hardware(write_temp("truth-h100.yaml",
+                                          "name: truth\nbase: h100-sxm\ngpu:\n  efficiency:\n"
+                                          "    matmul: {max: 0.7}\n    attention: {max: 0.45}\n"));
+}
+
+// Runs whose measured step times are exactly what `hardware` predicts.
+std::vector<MeasuredRun> synthetic_runs(const models::HardwareConfig& hardware) {
+  const std::vector<MeasuredRun> shapes = read_runs_yaml(write_temp("shapes.yaml", runs_yaml({})));
+  std::vector<double> times;
+  for (const RunPrediction& row : predict_runs(shapes, &hardware)) times.push_back(row.predicted_s);
+  return read_runs_yaml(write_temp("synthetic.yaml", runs_yaml(times)));
+}
+
+CalibrationOptions ceilings(int holdout = 0) {
+  return {parse_fit("gpu.efficiency.matmul.max,gpu.efficiency.attention.max"), holdout};
+}
+
+TEST(Calibrate, RecoversTheParametersTheRunsWereMadeWith) {
+  const Calibration fit = calibrate(synthetic_runs(truth()), ceilings());
+  ASSERT_EQ(fit.parameters.size(), 2u);
+  EXPECT_NEAR(fit.parameters[0].value, 0.7, 1e-6);
+  EXPECT_NEAR(fit.parameters[1].value, 0.45, 1e-6);
+  EXPECT_EQ(fit.parameters[0].initial, 0.803);  // h100-sxm's own
+  EXPECT_LT(fit.fitted.max_abs, 1e-9);
+  EXPECT_EQ(fit.fitted.runs, 4);
+  EXPECT_EQ(fit.held_out.runs, 0);
+}
+
+TEST(Calibrate, HeldOutRunsAreLeftOutOfTheFitAndReported) {
+  const Calibration fit = calibrate(synthetic_runs(truth()), ceilings(1));
+  EXPECT_EQ(fit.fitted.runs, 3);
+  EXPECT_EQ(fit.held_out.runs, 1);
+  EXPECT_NEAR(fit.parameters[0].value, 0.7, 1e-6);
+  EXPECT_LT(fit.held_out.max_abs, 1e-6);  // the truth holds on the run it did not see
+  EXPECT_EQ(holdout_mask(4, 1), (std::vector<bool>{false, false, true, false}));
+  EXPECT_EQ(holdout_mask(6, 2), (std::vector<bool>{false, true, false, false, true, false}));
+}
+
+TEST(Calibrate, WrittenDescriptionPredictsWhatTheFitReported) {
+  const Calibration fit = calibrate(synthetic_runs(truth()), ceilings());
+  const std::string path = write_temp("fitted.yaml", calibrated_hardware_yaml(fit, "fitted", "runs.yaml"));
+  const models::HardwareConfig written = models::load_hardware(path);
+  EXPECT_EQ(written.name, "fitted");
+  EXPECT_EQ(written.gpu.matmul.max_fraction, fit.hardware.gpu.matmul.max_fraction);
+  EXPECT_EQ(written.gpu.attention.max_fraction, fit.hardware.gpu.attention.max_fraction);
+  EXPECT_EQ(written.gpu.memory.max_fraction, models::load_hardware("h100-sxm").gpu.memory.max_fraction);
+}
+
+TEST(Calibrate, RunsOfOneShapeCannotTellCeilingsApart) {
+  std::vector<MeasuredRun> runs = synthetic_runs(truth());
+  runs = {runs[1], runs[1], runs[1]};
+  try {
+    calibrate(runs, ceilings());
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot tell"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Calibrate, RefusesWhatItCannotFit) {
+  const std::vector<MeasuredRun> runs = synthetic_runs(truth());
+  EXPECT_THROW(calibrate({runs[0]}, ceilings()), InputError);    // fewer runs than parameters
+  EXPECT_THROW(calibrate(runs, ceilings(4)), InputError);        // nothing left to fit
+  EXPECT_THROW(parse_fit("gpu.efficiency.matmul.maxx"), InputError);
+  EXPECT_THROW(parse_fit("gpu.efficiency.matmul.max,gpu.efficiency.matmul.max"), InputError);
+  std::vector<MeasuredRun> mixed = runs;
+  mixed[2].hardware = "h200-sxm";
+  EXPECT_THROW(calibrate(mixed, ceilings()), InputError);
+}
+
+TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
+  const std::string good = "{name: a, model: gpt2-small, hardware: h100-sxm, gpus: 1, global_batch: 4, seq: 1024";
+  const auto refused = [&](const std::string& run, const std::string& needle) {
+    expect_refused("calibrate " + write_temp("bad-runs.yaml", "runs:\n  - " + run + "}\n") + " --report", needle);
+  };
+  refused(good + ", step_time: 0s", "bad-runs.yaml:2:");
+  refused(good + ", step_time: 0s", "step_time: must be a measured time above 0");
+  refused(good + ", step_time: -1s", "step_time");
+  refused("{name: a, model: no-such-model, hardware: h100-sxm, gpus: 1, global_batch: 4, seq: 1024, step_time: 1s",
+          "run 'a'");
+  refused("{name: a, model: gpt2-small, hardware: no-such-gpu, gpus: 1, global_batch: 4, seq: 1024, step_time: 1s",
+          "run 'a'");
+  refused(good + ", tp: 2, step_time: 1s", "gpus: 1 GPUs do not divide into tp x pp = 2 groups");
+  refused("{name: a, model: gpt2-small, hardware: h100-sxm, gpus: 2, global_batch: 3, seq: 1024, step_time: 1s",
+          "global_batch: 3 sequences do not divide");
+  refused(good + ", step_time: 1s, speed: 3", "unknown key 'speed'");
+  refused(good + "", "step_time: is missing");
+  expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n"),
+                 "1 runs to fit 3 parameters");
+  expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") +
+                     " --report --holdout 1",
+                 "--holdout: --report predicts the runs");
+  expect_refused("calibrate " + write_temp("empty-runs.yaml", "runs: []\n") + " --report", "runs: give a list");
+  // A refusal writes nothing.
+  const std::string out = pipeplan::testing::temp_path("refused-fit.yaml");
+  std::filesystem::remove(out);
+  expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") + " --out " + out,
+                 "1 runs to fit");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CalibrateCli, FitsAndWritesADescriptionThatLoads) {
+  const std::string runs = write_temp("cli-runs.yaml", runs_yaml({2.0, 8.0, 1.0, 4.0}));
+  const std::string out = pipeplan::testing::temp_path("cli-fitted.yaml");
+  std::filesystem::remove(out);
+  const auto result = run("calibrate " + runs + " --fit gpu.efficiency.matmul.max --out " + out + " --name fitted");
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.out.find("gpu.efficiency.matmul.max"), std::string::npos) << result.out;
+  ASSERT_TRUE(std::filesystem::exists(out));
+  EXPECT_EQ(run("hardware show " + out).code, 0);
+  const auto report = run("calibrate " + runs + " --report --json");
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.out.find("\"mean_abs_error\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pipeplan::calibrate
