@@ -6,6 +6,7 @@
 // the fit did not see.
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,8 @@ struct FittedParameter {
   double value = 0;
   std::optional<double> standard_error;  // none when the runs equal the parameters
   bool at_bound = false;                 // within a part in 10^4 of its range's end
+  // Its standard error is over a quarter of its value: the runs hardly fix it.
+  bool poorly_determined() const { return standard_error && *standard_error > 0.25 * std::abs(value); }
 };
 
 struct ErrorSummary {

@@ -68,12 +68,13 @@ std::string calibration_text(const Calibration& calibration) {
   std::string text = fmt::format("calibrated {} to {} runs ({} simulations)\n", calibration.base, calibration.fitted.runs,
                                  calibration.evaluations);
   for (const FittedParameter& parameter : calibration.parameters) {
-    text += fmt::format("  {:<36} {:>10.6g} (was {:.6g}) {}{}\n", parameter.parameter.name, parameter.value,
+    text += fmt::format("  {:<36} {:>10.6g} (was {:.6g}) {}{}{}\n", parameter.parameter.name, parameter.value,
                         parameter.initial, standard_error_text(parameter),
                         parameter.at_bound ? fmt::format("  AT ITS BOUND [{:g}, {:g}]: the runs ask for more than "
                                                          "this parameter can physically give",
                                                          parameter.parameter.lower, parameter.parameter.upper)
-                                           : "");
+                                           : "",
+                        parameter.poorly_determined() ? "  POORLY DETERMINED by these runs: read it as a guess" : "");
   }
   text += runs_table(calibration.rows);
   text += error_line("fitted", calibration.fitted);
@@ -91,7 +92,8 @@ nlohmann::ordered_json calibration_json(const Calibration& calibration) {
                                                                       : nlohmann::ordered_json(nullptr)},
                           {"lower", parameter.parameter.lower},
                           {"upper", parameter.parameter.upper},
-                          {"at_bound", parameter.at_bound}});
+                          {"at_bound", parameter.at_bound},
+                          {"poorly_determined", parameter.poorly_determined()}});
   }
   auto summary = [](const ErrorSummary& errors) {
     return nlohmann::ordered_json{{"runs", errors.runs}, {"mean_abs_error", errors.mean_abs}, {"max_abs_error", errors.max_abs}};

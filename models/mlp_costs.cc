@@ -1,6 +1,6 @@
 // The MLP half of a transformer block: pre-norm, a dense MLP or a mixture of
 // experts, and the residual add. Stored tensors follow Korthikanti et al.
-// 2022 Sec. 4.1 (GeLU, FFN = 4h); a gated MLP (SwiGLU) stores its gate and up
+// 2022 Sec. 4.1 (GeLU, FFN = 4h; squared ReLU alike); a gated MLP (SwiGLU) stores its gate and up
 // outputs and the down-projection's input instead.
 #include "models/layer_blocks.h"
 
@@ -17,7 +17,8 @@ struct MlpShape {
 
 MlpShape mlp_shape(const ModelConfig& model, std::int64_t ffn) {
   if (model.mlp == MlpKind::kSwiglu) return {2 * ffn, 3, 3, 3};
-  // GeLU: its input (fc1 output) and output (fc2 input), 8sbh each at 4h.
+  // GeLU and squared ReLU (Nemotron-4): the activation's input (fc1 output)
+  // and output (fc2 input), 8sbh each at 4h.
   return {ffn, 2, 2, 2};
 }
 

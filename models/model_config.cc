@@ -200,9 +200,9 @@ ModelConfig parse_root(const YAML::Node& root, const std::string& file) {
   model.norm = fields.choice("norm", std::array<std::string_view, 2>{"layernorm", "rmsnorm"}, true) == 0
                    ? NormKind::kLayerNorm
                    : NormKind::kRmsNorm;
-  model.mlp = fields.choice("mlp", std::array<std::string_view, 2>{"gelu", "swiglu"}, true) == 0
-                  ? MlpKind::kGelu
-                  : MlpKind::kSwiglu;
+  constexpr std::array<MlpKind, 3> kMlpKinds{MlpKind::kGelu, MlpKind::kSwiglu, MlpKind::kSquaredRelu};
+  model.mlp = kMlpKinds[static_cast<std::size_t>(
+      fields.choice("mlp", std::array<std::string_view, 3>{"gelu", "swiglu", "squared_relu"}, true))];
   model.position = fields.choice("position_embedding", std::array<std::string_view, 2>{"rope", "learned"}, false) == 0
                        ? PositionEmbedding::kRope
                        : PositionEmbedding::kLearned;

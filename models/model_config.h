@@ -9,7 +9,7 @@
 namespace pipeplan::models {
 
 enum class NormKind { kLayerNorm, kRmsNorm };
-enum class MlpKind { kGelu, kSwiglu };
+enum class MlpKind { kGelu, kSwiglu, kSquaredRelu };
 enum class PositionEmbedding { kRope, kLearned };
 
 // Mixture of experts: layers after the leading `dense_layers` route each

@@ -60,6 +60,9 @@ std::vector<LayoutUnit> layout_units(std::string_view layout) {
       if (unit.letters.find('(') != std::string::npos) {
         throw InputError(fmt::format("--layout: nested parentheses are not supported in {}", quoted_input(layout)));
       }
+      // Work is bounded by the letters counted below: a group without any
+      // would repeat nothing, any number of times.
+      if (unit.letters.empty()) bad_layout(layout, "an empty group '()' holds no layers; remove it");
       i = close + 1;
     } else {
       unit.letters = std::string(1, flat[i]);

@@ -4,6 +4,7 @@
 // nested expressions, control bytes in echoed text.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "tests/cli_support.h"
@@ -22,6 +23,9 @@ TEST(BoundedInput, LayoutRepeatsAreCountedNotExpanded) {
   expect_refused("simulate " + kLlama + " --layout 'Et*20|t*20|t*20|t*20L(|)*1000000000'",
                  "it has 1000000004 stages but the pipeline has 4");
   expect_refused("simulate " + kLlama + " --layout 'Et*99999999999999999999|t*20|t*20|t*20L'", "is too large");
+  // Found by the layout harness: an empty group repeated ten billion times.
+  expect_refused("simulate " + kLlama + " --layout 'Et*20|t*20|t*20|t*20L()*9513339999'",
+                 "an empty group '()' holds no layers");
 }
 
 TEST(BoundedInput, SizesAndTimesStayFinite) {
@@ -49,6 +53,22 @@ TEST(BoundedInput, ZeroSizesInThePlanSearchAreRefused) {
   expect_refused(plan + "--tp 0", "--tp must be >= 1");
   expect_refused(plan + "--pp 0", "--pp must be >= 1");
   expect_refused(plan + "--micro-batch-size 0", "--micro-batch-size must be >= 1");
+}
+
+TEST(BoundedInput, OutputFilesStayInsideTheOutputFolder) {
+  // A plot named '../../x' once wrote its SVG two folders above --out.
+  const std::string study = write_temp("escape-study.yaml", R"(title: escape
+mode: simulate
+base: {tf: 1ms, tb: 1ms, tcomm: 0}
+sweep:
+  grid: {schedule: [GPipe], stages: [4], microbatches: [8, 16]}
+metrics: [bubble_rate]
+plots:
+  - {name: ../../x, kind: line, x: microbatches, y: bubble_rate}
+)");
+  const std::string out = temp_path("escape-out/a/b");
+  expect_refused("study " + study + " --out " + out, "plot name '../../x' names its SVG file in the output folder");
+  EXPECT_FALSE(std::filesystem::exists(temp_path("escape-out/x.svg")));
 }
 
 TEST(BoundedInput, DirectoriesAreNotFiles) {

@@ -2,6 +2,7 @@
 // against the fused order, held bytes against the stored tensors counted
 // by hand, FLOPs, and building the zoo's tiny model. Finite differences
 // are in cpu_layers_gradient_test.cc.
+#include "common/error.h"
 #include "tests/cpu_layers_support.h"
 
 namespace pipeplan::profiler {
@@ -80,6 +81,14 @@ Matrix pattern(Eigen::Index rows, Eigen::Index cols) {
 
 // A change at the last position of sequence 0 reaches no earlier row and
 // not the other sequence.
+TEST(CpuLayersBlock, AnMlpWithoutAMeasuredLayerIsRefused) {
+  // Squared ReLU (Nemotron-4) is costed by the model but has no CPU layer:
+  // refused rather than measured as GELU.
+  models::ModelConfig model = small_gpt();
+  model.mlp = models::MlpKind::kSquaredRelu;
+  EXPECT_THROW(build_cpu_layers(model, shape_of(2, 5), 1, 2), InputError);
+}
+
 TEST(CpuLayersBlock, AttentionIsCausal) {
   Layers layers = build_cpu_layers(small_llama(), shape_of(2, 5), 1, 2);
   Matrix input = pattern(kT, kH);

@@ -28,6 +28,18 @@ TEST(ModelParams, LlamaTotalsMatchPublished) {
   expect_within(static_cast<double>(expand("llama3.1-405b").total_params), 405.9e9, 0.005);
 }
 
+TEST(ModelParams, Nemotron4HasItsShapesParameters) {
+  // arXiv 2406.11704 Table 1 (reference.md): 96 layers, hidden 18432, 96
+  // heads of 192 with 8 KV heads, FFN 73728 in two matrices (squared ReLU),
+  // no biases, untied 256000-token embeddings. By hand: per block q|k|v
+  // 18432 x 21504 + o 18432^2 + 2 x 18432 x 73728 + two LayerNorms of
+  // 2 x 18432 = 3,454,083,072; x 96, + 2 x 256000 x 18432 + the final
+  // LayerNorm = 341,029,195,776 (the report's "340B").
+  const auto layers = expand("nemotron4-340b");
+  EXPECT_EQ(layers.total_params, 341'029'195'776);
+  EXPECT_EQ(layers.layers[1].params, 3'454'083'072);
+}
+
 TEST(ModelParams, Gpt2SmallMatchesTheReleasedCheckpointExactly) {
   // openai-community/gpt2: 124,439,808 parameters = tied wte 50257 x 768 +
   // wpe 1024 x 768 + 12 blocks of 7,087,872 (two LayerNorms, c_attn and

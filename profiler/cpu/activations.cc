@@ -2,6 +2,10 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
+
 namespace pipeplan::profiler {
 namespace {
 
@@ -33,6 +37,20 @@ struct GeluDerivative {
 };
 
 }  // namespace
+
+ActivationType activation_of(const models::ModelConfig& model) {
+  switch (model.mlp) {
+    case models::MlpKind::kSwiglu:
+      return ActivationType::kSwiglu;
+    case models::MlpKind::kGelu:
+      return ActivationType::kGelu;
+    case models::MlpKind::kSquaredRelu:
+      break;
+  }
+  throw InputError(fmt::format("{}: its squared-ReLU MLP has no measured layer yet (gelu and swiglu do); the cost "
+                               "model (simulate, plan) covers it",
+                               model.name));
+}
 
 Activation::Activation(std::string name, ActivationType type, int ffn)
     : name_(std::move(name)), type_(type), ffn_(ffn), states_(name_) {}

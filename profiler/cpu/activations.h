@@ -9,12 +9,17 @@
 #include <vector>
 
 #include "common/eigen_core.h"
+#include "models/model_config.h"
 #include "profiler/cpu/layer.h"
 #include "profiler/cpu/micro_batch_state.h"
 
 namespace pipeplan::profiler {
 
 enum class ActivationType { kSwiglu, kGelu };
+
+// The model's MLP activation; InputError for one neither backend has
+// (squared ReLU), rather than measuring another in its place.
+ActivationType activation_of(const models::ModelConfig& model);
 
 class Activation : public Layer {
  public:

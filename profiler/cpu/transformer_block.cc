@@ -36,9 +36,9 @@ std::unique_ptr<Layer> make_attention(const models::ModelConfig& model, int seq_
 }
 
 std::unique_ptr<Layer> make_mlp(const models::ModelConfig& model, const std::string& name, Rng& rng) {
-  const bool gated = model.mlp == models::MlpKind::kSwiglu;
+  const ActivationType activation = activation_of(model);
+  const bool gated = activation == ActivationType::kSwiglu;
   const int up_width = gated ? 2 * model.ffn : model.ffn;
-  const ActivationType activation = gated ? ActivationType::kSwiglu : ActivationType::kGelu;
   auto chain = std::make_unique<Sequential>();
   chain->add("norm", std::make_unique<Norm>(fmt::format("{} mlp.norm", name), norm_type(model), model.hidden));
   chain->add("fc1", std::make_unique<Linear>(fmt::format("{} mlp.fc1", name), model.hidden, up_width, model.biases,

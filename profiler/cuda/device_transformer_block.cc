@@ -37,7 +37,8 @@ std::unique_ptr<DeviceLayer> make_attention(const Context& context, const models
 
 std::unique_ptr<DeviceLayer> make_mlp(const Context& context, const models::ModelConfig& model,
                                       const std::string& name) {
-  const bool gated = model.mlp == models::MlpKind::kSwiglu;
+  const ActivationType activation = activation_of(model);
+  const bool gated = activation == ActivationType::kSwiglu;
   auto chain = std::make_unique<DeviceSequential>();
   chain->add("norm",
              std::make_unique<DeviceNorm>(context, fmt::format("{} mlp.norm", name), norm_type(model), model.hidden));
@@ -45,7 +46,7 @@ std::unique_ptr<DeviceLayer> make_mlp(const Context& context, const models::Mode
                                                    gated ? 2 * model.ffn : model.ffn, model.biases));
   chain->add("act",
              std::make_unique<DeviceActivation>(context, fmt::format("{} mlp.act", name),
-                                                gated ? ActivationType::kSwiglu : ActivationType::kGelu, model.ffn));
+                                                activation, model.ffn));
   chain->add("fc2", std::make_unique<DeviceLinear>(context, fmt::format("{} mlp.fc2", name), model.ffn, model.hidden,
                                                    model.biases));
   return std::make_unique<DeviceResidual>(std::move(chain));
