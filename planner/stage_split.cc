@@ -95,6 +95,12 @@ std::int64_t expanded_count(const std::vector<LayoutUnit>& units, char letter) {
   return total;
 }
 
+// Stages: one more than the '|' separators, saturating as the counts do.
+std::int64_t stage_count(const std::vector<LayoutUnit>& units) {
+  const std::int64_t separators = expanded_count(units, '|');
+  return separators == std::numeric_limits<std::int64_t>::max() ? separators : separators + 1;
+}
+
 std::string expand(const std::vector<LayoutUnit>& units) {
   std::string out;
   for (const LayoutUnit& unit : units) {
@@ -172,7 +178,7 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
   if (expanded_count(units, 'E') > 1 || expanded_count(units, 'L') > 1) {
     bad_layout(layout, "it needs one E and one L");
   }
-  const std::int64_t layout_stages = expanded_count(units, '|') + 1;
+  const std::int64_t layout_stages = stage_count(units);
   if (layout_stages != stages) {
     bad_layout(layout, fmt::format("it has {} stages but the pipeline has {} (p x v)", layout_stages, stages));
   }
@@ -213,7 +219,7 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
 }
 
 int layout_stage_count(std::string_view layout) {
-  const std::int64_t stages = expanded_count(layout_units(layout), '|') + 1;
+  const std::int64_t stages = stage_count(layout_units(layout));
   if (stages > kMaxStages) {
     bad_layout(layout, fmt::format("it has {} stages, over the limit of {}", stages, kMaxStages));
   }

@@ -26,6 +26,9 @@ TEST(BoundedInput, LayoutRepeatsAreCountedNotExpanded) {
   // Found by the layout harness: an empty group repeated ten billion times.
   expect_refused("simulate " + kLlama + " --layout 'Et*20|t*20|t*20|t*20L()*9513339999'",
                  "an empty group '()' holds no layers");
+  // Also found there: the stage count (separators + 1) overflowed once the separators saturated.
+  expect_refused("simulate " + kLlama + " --layout 'Et*20|t*20|t*20|t*20L(|)*9223372036854775807'",
+                 "stages but the pipeline has 4");
 }
 
 TEST(BoundedInput, SizesAndTimesStayFinite) {
