@@ -137,7 +137,7 @@ inline std::string attribute(const Element& element, const std::string& name) {
 inline double number(const Element& element, const std::string& name) { return std::stod(attribute(element, name)); }
 
 // Elements named `name` whose attribute `key` is `value` (any, when key is empty).
-std::vector<const Element*> select(const std::vector<Element>& elements, std::string_view name,
+inline std::vector<const Element*> select(const std::vector<Element>& elements, std::string_view name,
                                    const std::string& key = "", const std::string& value = "") {
   std::vector<const Element*> found;
   for (const Element& element : elements) {
@@ -206,6 +206,21 @@ inline void expect_finite(const std::string& svg, const std::vector<Element>& el
       while (at < points.size() && points[at] == ' ') ++at;
     }
   }
+}
+
+// Labels step evenly by 1, 2 or 5 times a power of ten, 4 to 8 of them,
+// and the outer ones enclose [lo, hi].
+inline void expect_nice_ticks(const std::vector<double>& ticks, double lo, double hi) {
+  ASSERT_GE(ticks.size(), 4u) << lo << ".." << hi;
+  ASSERT_LE(ticks.size(), 8u) << lo << ".." << hi;
+  const double step = ticks[1] - ticks[0];
+  const double mantissa = step / std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+  EXPECT_TRUE(std::abs(mantissa - 1) < 1e-6 || std::abs(mantissa - 2) < 1e-6 || std::abs(mantissa - 5) < 1e-6) << step;
+  for (std::size_t i = 1; i < ticks.size(); ++i) EXPECT_NEAR(ticks[i] - ticks[i - 1], step, step * 1e-6);
+  EXPECT_LE(ticks.front(), lo + step * 1e-6);
+  EXPECT_GE(ticks.back(), hi - step * 1e-6);
+  EXPECT_LT(ticks.back() - step, hi) << "no tick beyond the one that encloses the data";
+  EXPECT_GT(ticks.front() + step, lo);
 }
 
 }  // namespace pipeplan::study::svg_test
