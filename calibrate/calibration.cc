@@ -259,7 +259,8 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
   solver.setFtol(1e-14);
   solver.setGtol(0);
   solver.setMaxfev(400 * (parameters + 1));
-  solver.minimize(free);
+  // Stopping on the evaluation budget means the fit did not settle.
+  result.converged = solver.minimize(free) != Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation;
 
   const Eigen::VectorXd values = residuals.values_of(free);
   result.hardware = residuals.hardware_at(values);

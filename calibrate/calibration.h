@@ -50,6 +50,7 @@ struct Calibration {
   std::vector<RunPrediction> rows;  // every run, fitted and held out
   ErrorSummary fitted, held_out;
   int evaluations = 0;              // simulations of the runs during the fit
+  bool converged = true;            // false: the solver ran out of evaluations
 };
 
 struct CalibrationOptions {

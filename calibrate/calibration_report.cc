@@ -67,6 +67,9 @@ nlohmann::ordered_json runs_json(const std::vector<RunPrediction>& rows) {
 std::string calibration_text(const Calibration& calibration) {
   std::string text = fmt::format("calibrated {} to {} runs ({} simulations)\n", calibration.base, calibration.fitted.runs,
                                  calibration.evaluations);
+  if (!calibration.converged) {
+    text += "  NOT CONVERGED: the fit stopped on its evaluation budget; the values below are where it stopped\n";
+  }
   for (const FittedParameter& parameter : calibration.parameters) {
     text += fmt::format("  {:<36} {:>10.6g} (was {:.6g}) {}{}{}\n", parameter.parameter.name, parameter.value,
                         parameter.initial, standard_error_text(parameter),
@@ -102,7 +105,8 @@ nlohmann::ordered_json calibration_json(const Calibration& calibration) {
                               {"parameters", parameters},
                               {"runs", runs_json(calibration.rows)},
                               {"fitted", summary(calibration.fitted)},
-                              {"evaluations", calibration.evaluations}};
+                              {"evaluations", calibration.evaluations},
+                              {"converged", calibration.converged}};
   if (calibration.held_out.runs > 0) json["held_out"] = summary(calibration.held_out);
   return json;
 }

@@ -65,6 +65,7 @@ TEST(Calibrate, RecoversTheParametersTheRunsWereMadeWith) {
   EXPECT_NEAR(fit.parameters[1].value, 0.45, 1e-6);
   EXPECT_EQ(fit.parameters[0].initial, 0.803);  // h100-sxm's own
   EXPECT_LT(fit.fitted.max_abs, 1e-9);
+  EXPECT_TRUE(fit.converged);
   EXPECT_EQ(fit.fitted.runs, 4);
   EXPECT_EQ(fit.held_out.runs, 0);
 }
