@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 
 #include "common/error.h"
 #include "common/units.h"
@@ -48,7 +47,7 @@ class RunReader {
     });
     if (!(run.step_time_s > 0)) fail("step_time", "must be a measured time above 0, e.g. '8.309s'");
     if (node_["mfu"]) {
-      const double mfu = parse_at(node_["mfu"], file_, "mfu", parse_share);
+      const double mfu = parse_at(node_["mfu"], file_, "mfu", parse_fraction);
       if (!(mfu > 0 && mfu <= 1)) fail("mfu", "must be a share in (0, 100 %], e.g. '53.5%'");
       run.mfu = mfu;
     }
@@ -75,9 +74,8 @@ class RunReader {
       if (required) fail(field, "is missing; every run gives it");
       return std::nullopt;
     }
-    const double value = parse_at(node_[field], file_, field, parse_non_negative);
-    if (value < 1 || value != std::floor(value) || value > 1e9) fail(field, "must be a whole number >= 1");
-    return static_cast<int>(value);
+    return parse_at(node_[field], file_, field,
+                    [](std::string_view text, std::string_view name) { return parse_count(text, name, 1); });
   }
 
   bool flag(const char* field) const {
@@ -86,11 +84,6 @@ class RunReader {
     if (value == "true") return true;
     if (value == "false") return false;
     fail(field, "must be true or false");
-  }
-
-  static double parse_share(const std::string& text, const std::string& field) {
-    if (text.ends_with('%')) return parse_non_negative(text.substr(0, text.size() - 1), field) / 100.0;
-    return parse_non_negative(text, field);
   }
 
   void check_layout(const MeasuredRun& run) const {

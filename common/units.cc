@@ -159,4 +159,17 @@ std::string format_count(double count) {
   return fmt::format("{:.0f}", count);
 }
 
+double parse_fraction(std::string_view text, std::string_view field) {
+  if (text.ends_with('%')) return parse_non_negative(text.substr(0, text.size() - 1), field) / 100.0;
+  return parse_non_negative(text, field);
+}
+
+int parse_count(std::string_view text, std::string_view field, int minimum) {
+  const double value = parse_non_negative(text, field);
+  if (value != std::floor(value) || value < minimum || value > 1e9) {
+    throw InputError(fmt::format("{}: '{}' must be a whole number >= {}", field, text, minimum));
+  }
+  return static_cast<int>(value);
+}
+
 }  // namespace pipeplan

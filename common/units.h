@@ -29,6 +29,12 @@ double parse_bandwidth(std::string_view text, std::string_view field);
 // A plain non-negative finite number (rejects NaN, inf, negatives).
 double parse_non_negative(std::string_view text, std::string_view field);
 
+// A share: "80%" or "0.8" (>= 0; the caller bounds it).
+double parse_fraction(std::string_view text, std::string_view field);
+
+// A whole number >= `minimum` and at most 10^9 (GPUs, nodes, layout sizes).
+int parse_count(std::string_view text, std::string_view field, int minimum);
+
 // Human forms for reports: "1.50 GiB", "12.345 ms", "70.55B" (a count with
 // K, M, B or T). Bytes come as a double: exact counts and estimates of any
 // size alike.

@@ -60,21 +60,6 @@ double parse_flops(std::string_view text, std::string_view field) {
   }
 }
 
-// "80%" or "0.8".
-double parse_fraction(std::string_view text, std::string_view field) {
-  if (text.ends_with('%')) return parse_non_negative(text.substr(0, text.size() - 1), field) / 100.0;
-  return parse_non_negative(text, field);
-}
-
-// A whole number >= `minimum` (GPUs per node, nodes).
-int parse_count(std::string_view text, std::string_view field, int minimum) {
-  const double value = parse_non_negative(text, field);
-  if (value != std::floor(value) || value < minimum || value > 1e9) {
-    throw InputError(fmt::format("{}: '{}' must be a whole number >= {}", field, text, minimum));
-  }
-  return static_cast<int>(value);
-}
-
 double parse_seconds(std::string_view text, std::string_view field) {
   return parse_duration_s(text, field, 1.0);  // a plain number is in seconds
 }
