@@ -46,7 +46,7 @@ void count_actions(benchmark::State& state, const Case& c) {
 void BM_EngineReplay(benchmark::State& state, const char* name) {
   const Case c = make_case(name, state);
   for (auto _ : state) {
-    UsageObserver usage(c.schedule.ranks);
+    UsageObserver usage(c.schedule.ranks, c.schedule.stages);
     MemoryObserver memory(c.costs, c.schedule.ranks, false);
     EngineObserver* observers[] = {&usage, &memory};
     benchmark::DoNotOptimize(run_engine(c.lowered, c.costs, c.topology, {}, observers));

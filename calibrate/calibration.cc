@@ -121,11 +121,22 @@ struct SolverFunctor : Eigen::DenseFunctor<double> {
   const Residuals* residuals_;
 };
 
+// The size of a change that matters for each parameter: its value, or a
+// thousandth of its range for a value at or near zero (a fixed cost of 0 s).
+Eigen::VectorXd scales(const Eigen::VectorXd& values, const std::vector<FreeParameter>& fit) {
+  Eigen::VectorXd result(values.size());
+  for (Eigen::Index j = 0; j < values.size(); ++j) {
+    const FreeParameter& parameter = fit[static_cast<std::size_t>(j)];
+    result(j) = std::max(std::abs(values(j)), 1e-3 * (parameter.upper - parameter.lower));
+  }
+  return result;
+}
+
 // d(error_i)/d(value_j) by central differences in the parameters' own units.
-Eigen::MatrixXd jacobian(const Residuals& residuals, const Eigen::VectorXd& values) {
+Eigen::MatrixXd jacobian(const Residuals& residuals, const Eigen::VectorXd& values, const Eigen::VectorXd& scale) {
   Eigen::MatrixXd result(residuals.runs(), values.size());
   for (Eigen::Index j = 0; j < values.size(); ++j) {
-    const double step = 1e-6 * std::max(std::abs(values(j)), 1e-30);
+    const double step = 1e-6 * scale(j);
     Eigen::VectorXd up = values, down = values;
     up(j) += step;
     down(j) -= step;
@@ -145,11 +156,11 @@ std::vector<std::string> names_of(const std::vector<FreeParameter>& fit) {
 // leave every run's step time nearly unchanged. A condition number above
 // kMaxCondition means some combination is fixed by the runs a thousand
 // times more weakly than another, so its fitted values would be noise.
-void check_distinguishable(const Eigen::MatrixXd& jacobian, const Eigen::VectorXd& values,
+void check_distinguishable(const Eigen::MatrixXd& jacobian, const Eigen::VectorXd& scale,
                            const std::vector<FreeParameter>& fit) {
   constexpr double kMaxCondition = 1e3;
   if (fit.size() < 2) return;
-  const Eigen::MatrixXd relative = jacobian * values.asDiagonal();
+  const Eigen::MatrixXd relative = jacobian * scale.asDiagonal();
   const Eigen::VectorXd singular = Eigen::JacobiSVD<Eigen::MatrixXd>(relative).singularValues();
   if (singular.minCoeff() * kMaxCondition < singular.maxCoeff()) {
     throw InputError(fmt::format("--fit: the runs cannot tell {} apart (condition number {:.3g}: their effects on "
@@ -239,18 +250,23 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
   for (int j = 0; j < parameters; ++j) {
     const FreeParameter& parameter = options.fit[static_cast<std::size_t>(j)];
     initial(j) = parameter.field(base);
-    free(j) = to_free(initial(j), parameter);
+    // Started a hundredth of its range inside a bound it sits on: there the
+    // solver's coordinates are flat and it could not move off.
+    const double inset = 1e-2 * (parameter.upper - parameter.lower);
+    free(j) = to_free(std::clamp(initial(j), parameter.lower + inset, parameter.upper - inset), parameter);
   }
   // Each parameter must move some run's prediction, and the runs must tell
   // the parameters apart, or the fit would be arbitrary.
-  const Eigen::MatrixXd start_jacobian = jacobian(residuals, residuals.values_of(free));
+  const Eigen::VectorXd start = residuals.values_of(free);
+  const Eigen::VectorXd start_scale = scales(start, options.fit);
+  const Eigen::MatrixXd start_jacobian = jacobian(residuals, start, start_scale);
   for (int j = 0; j < parameters; ++j) {
-    if (start_jacobian.col(j).norm() < 1e-12) {
+    if ((start_jacobian.col(j) * start_scale(j)).norm() < 1e-9) {
       throw InputError(fmt::format("--fit: {} changes none of the runs' step times; drop it",
                                    options.fit[static_cast<std::size_t>(j)].name));
     }
   }
-  check_distinguishable(start_jacobian, residuals.values_of(free), options.fit);
+  check_distinguishable(start_jacobian, start_scale, options.fit);
 
   SolverFunctor functor(residuals, parameters);
   Eigen::NumericalDiff<SolverFunctor> numeric(functor);
@@ -268,7 +284,7 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
   const int dof = static_cast<int>(fitted.size()) - parameters;
   std::optional<Eigen::MatrixXd> covariance;
   if (dof > 0) {
-    const Eigen::MatrixXd j = jacobian(residuals, values);
+    const Eigen::MatrixXd j = jacobian(residuals, values, scales(values, options.fit));
     const double variance = errors.squaredNorm() / dof;
     covariance = variance * (j.transpose() * j).inverse();
   }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <string_view>
 
 #include "common/units.h"
 
@@ -21,14 +22,32 @@ std::string standard_error_text(const FittedParameter& parameter) {
                                   : std::string("(as many runs as parameters: no standard error)");
 }
 
-// A dotted parameter name as nested YAML under the keys already written.
-void add_path(std::map<std::string, std::map<std::string, std::string>>& curves, const FittedParameter& parameter) {
-  // "gpu.efficiency.matmul.max" -> curves["matmul"]["max"]
-  const std::string name(parameter.parameter.name);
-  const std::size_t last = name.rfind('.');
-  const std::size_t before = name.rfind('.', last - 1);
-  curves[name.substr(before + 1, last - before - 1)][name.substr(last + 1)] = fmt::format("{}", parameter.value);
-}
+// Fitted values by their dotted names ("gpu.efficiency.matmul.max"),
+// nested as the hardware file nests them.
+struct YamlTree {
+  std::string value;  // a leaf's
+  std::map<std::string, YamlTree> children;
+  void add(std::string_view path, const std::string& leaf) {
+    const std::size_t dot = path.find('.');
+    YamlTree& child = children[std::string(path.substr(0, dot))];
+    if (dot == std::string_view::npos) {
+      child.value = leaf;
+    } else {
+      child.add(path.substr(dot + 1), leaf);
+    }
+  }
+  void write(std::string& yaml, int depth) const {
+    for (const auto& [key, child] : children) {
+      yaml += fmt::format("{:{}}{}:", "", 2 * depth, key);
+      if (child.children.empty()) {
+        yaml += fmt::format(" {}\n", child.value);
+      } else {
+        yaml += "\n";
+        child.write(yaml, depth + 1);
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -127,18 +146,11 @@ std::string calibrated_hardware_yaml(const Calibration& calibration, const std::
   }
   yaml += fmt::format("name: {}\nbase: {}\nsource: fitted by pipeplan calibrate to {}\n", name, calibration.base,
                       runs_file);
-  std::map<std::string, std::map<std::string, std::string>> curves;
-  for (const FittedParameter& parameter : calibration.parameters) add_path(curves, parameter);
-  yaml += "gpu:\n  efficiency:\n";
-  for (const auto& [curve, fields] : curves) {
-    yaml += fmt::format("    {}:", curve);
-    const char* separator = " {";
-    for (const auto& [field, value] : fields) {
-      yaml += fmt::format("{}{}: {}", separator, field, value);
-      separator = ", ";
-    }
-    yaml += "}\n";
+  YamlTree tree;
+  for (const FittedParameter& parameter : calibration.parameters) {
+    tree.add(parameter.parameter.name, fmt::format("{}", parameter.value));
   }
+  tree.write(yaml, 0);
   return yaml;
 }
 

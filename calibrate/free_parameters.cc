@@ -12,13 +12,15 @@ namespace pipeplan::calibrate {
 
 const std::vector<FreeParameter>& free_parameters() {
   // Ceilings: a large kernel reaches at most its peak and, in every
-  // published measurement, well above a tenth of it. Half sizes: a fixed
-  // cost per kernel between about 0.1 us and 1 ms at the rates these GPUs run.
+  // published measurement, well above a tenth of it. Half sizes and kernel
+  // overheads: a fixed cost per kernel between about 0.1 us and 1 ms at the
+  // rates these GPUs run (GEMM launches: at most 50 us). Bus bandwidths: what
+  // any NVLink or NVSwitch generation carries per GPU, 10 GB/s to 2 TB/s.
   static const std::vector<FreeParameter> kParameters{
       {"gpu.efficiency.matmul.max", 0.1, 1.0, "share of bf16 peak a large GEMM reaches",
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.matmul.max_fraction; }},
-      {"gpu.efficiency.matmul.half_size", 1e6, 1e12, "GEMM FLOPs at which half the ceiling is reached",
-       [](models::HardwareConfig& hw) -> double& { return hw.gpu.matmul.half_size; }},
+      {"gpu.efficiency.matmul.kernel_overhead", 0.0, 50e-6, "fixed seconds of one GEMM kernel",
+       [](models::HardwareConfig& hw) -> double& { return hw.gpu.matmul.kernel_overhead_s; }},
       {"gpu.efficiency.attention.max", 0.1, 1.0, "share of bf16 peak a large fused attention call reaches",
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.attention.max_fraction; }},
       {"gpu.efficiency.attention.half_size", 1e6, 1e13, "attention FLOPs at which half the ceiling is reached",
@@ -27,6 +29,10 @@ const std::vector<FreeParameter>& free_parameters() {
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.memory.max_fraction; }},
       {"gpu.efficiency.memory.half_size", 1e3, 1e9, "bytes at which half the ceiling is reached",
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.memory.half_size; }},
+      {"runtime.pass_overhead", 0.0, 2e-3, "seconds per forward or backward pass outside its kernels",
+       [](models::HardwareConfig& hw) -> double& { return hw.pass_overhead_s; }},
+      {"node.bus_bandwidth", 10e9, 2e12, "bytes/s NCCL's collectives reach inside a node (bus bandwidth)",
+       [](models::HardwareConfig& hw) -> double& { return hw.node_link.bus_bandwidth; }},
   };
   return kParameters;
 }

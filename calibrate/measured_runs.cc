@@ -18,7 +18,8 @@ class RunReader {
   MeasuredRun read() const {
     check_keys(node_, file_, "a run",
                {"name", "source", "model", "hardware", "gpus", "tp", "pp", "vp", "micro_batch_size", "global_batch",
-                "seq", "schedule", "recompute", "sequence_parallel", "distributed_optimizer", "step_time", "mfu",
+                "seq", "schedule", "recompute", "sequence_parallel", "distributed_optimizer",
+                "overlap_grad_reduce", "overlap_param_gather", "step_time", "mfu",
                 "peak_memory"});
     MeasuredRun run;
     run.place = fmt::format("{}:{}", file_, node_.Mark().line + 1);
@@ -41,6 +42,8 @@ class RunReader {
     }
     run.sequence_parallel = flag("sequence_parallel");
     run.distributed_optimizer = flag("distributed_optimizer");
+    run.overlap_grad_reduce = flag("overlap_grad_reduce");
+    run.overlap_param_gather = flag("overlap_param_gather");
     if (!node_["step_time"]) fail("step_time", "is missing; every run gives its measured step time, e.g. '8.309s'");
     run.step_time_s = parse_at(node_["step_time"], file_, "step_time", [](const std::string& value, const std::string& field) {
       return parse_duration_s(value, field, 1.0);
@@ -100,6 +103,10 @@ class RunReader {
       fail("distributed_optimizer", "shards over the data-parallel ranks, and this run has one; drop it");
     }
     if (run.sequence_parallel && run.tp == 1) fail("sequence_parallel", "needs tp > 1; drop it");
+    if (run.overlap_grad_reduce && dp == 1) fail("overlap_grad_reduce", "needs more than one data-parallel rank; drop it");
+    if (run.overlap_param_gather && !run.distributed_optimizer) {
+      fail("overlap_param_gather", "overlaps the distributed optimizer's gather; set distributed_optimizer too");
+    }
   }
 
   const YAML::Node& node_;
@@ -132,6 +139,8 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.sequence_parallel = run.sequence_parallel;
   shape.recompute = run.recompute;
   shape.zero = run.distributed_optimizer ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
+  shape.overlap_grad_reduce = run.overlap_grad_reduce;
+  shape.overlap_param_gather = run.overlap_param_gather;
   models::check_sequence_length(model, run.seq, false);
   setup.pp = run.pp;
   setup.virtual_stages = run.vp;

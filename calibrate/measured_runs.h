@@ -28,6 +28,8 @@ struct MeasuredRun {
   models::Recompute recompute = models::Recompute::kNone;
   bool sequence_parallel = false;
   bool distributed_optimizer = false;  // Megatron's: ZeRO-1 over the data-parallel ranks
+  bool overlap_grad_reduce = false;    // Megatron's --overlap-grad-reduce
+  bool overlap_param_gather = false;   // and --overlap-param-gather
   double step_time_s = 0;
   std::optional<double> mfu;                // measured, a fraction
   std::optional<double> peak_memory_bytes;  // measured, per GPU

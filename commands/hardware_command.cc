@@ -22,11 +22,35 @@ std::string rate(double bytes_per_s) { return fmt::format("{:.4g} GB/s", bytes_p
 std::string curve(const models::EfficiencyCurve& c, const char* unit) {
   return fmt::format("{:.3g} of peak at most, half of that at {:.3g} {}", c.max_fraction, c.half_size, unit);
 }
+std::string gemms(const models::GpuSpec& gpu) {
+  std::string tiles;
+  for (const models::GemmTile& tile : gpu.gemm_tiles) {
+    tiles += fmt::format("{}{}x{}{}", tiles.empty() ? "" : ", ", tile.rows, tile.columns,
+                         tile.share < 1 ? fmt::format(" at {:.3g}", tile.share) : "");
+  }
+  return fmt::format("{:.3g} of peak in full waves, {} per kernel; {}", gpu.matmul.max_fraction,
+                     format_ms(gpu.matmul.kernel_overhead_s),
+                     gpu.sms > 0 && !tiles.empty() ? fmt::format("tiles {} in waves of {} SMs", tiles, gpu.sms)
+                                                   : std::string("no wave quantization (no SMs or tiles given)"));
+}
+std::string link(const models::LinkSpec& spec) {
+  return fmt::format("{} per GPU per direction (collectives at {} bus bandwidth), latency {}", rate(spec.bandwidth),
+                     rate(spec.collective_bandwidth()), format_ms(spec.latency_s));
+}
 
 nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
   const models::GpuSpec& gpu = hw.gpu;
   auto efficiency = [](const models::EfficiencyCurve& c) {
     return nlohmann::ordered_json{{"max_fraction", c.max_fraction}, {"half_size", c.half_size}};
+  };
+  nlohmann::ordered_json tiles = nlohmann::ordered_json::array();
+  for (const models::GemmTile& tile : gpu.gemm_tiles) {
+    tiles.push_back({{"rows", tile.rows}, {"columns", tile.columns}, {"share", tile.share}});
+  }
+  auto link = [](const models::LinkSpec& spec) {
+    return nlohmann::ordered_json{{"bandwidth_bytes_per_s", spec.bandwidth},
+                                  {"latency_s", spec.latency_s},
+                                  {"bus_bandwidth_bytes_per_s", spec.collective_bandwidth()}};
   };
   return {{"name", hw.name},
           {"aliases", hw.aliases},
@@ -38,12 +62,15 @@ nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
             {"memory_bytes", gpu.memory_bytes},
             {"usable_memory_bytes", gpu.usable_memory_bytes()},
             {"memory_bandwidth_bytes_per_s", gpu.memory_bandwidth},
-            {"matmul_efficiency", efficiency(gpu.matmul)},
+            {"sms", gpu.sms},
+            {"gemm_tiles", tiles},
+            {"matmul_efficiency",
+             {{"max_fraction", gpu.matmul.max_fraction}, {"kernel_overhead_s", gpu.matmul.kernel_overhead_s}}},
             {"attention_efficiency", efficiency(gpu.attention)},
             {"memory_efficiency", efficiency(gpu.memory)}}},
           {"gpus_per_node", hw.gpus_per_node},
-          {"node_link", {{"bandwidth_bytes_per_s", hw.node_link.bandwidth}, {"latency_s", hw.node_link.latency_s}}},
-          {"network", {{"bandwidth_bytes_per_s", hw.network.bandwidth}, {"latency_s", hw.network.latency_s}}},
+          {"node_link", link(hw.node_link)},
+          {"network", link(hw.network)},
           {"nodes", hw.nodes}};
 }
 
@@ -56,13 +83,11 @@ std::string hardware_text(const models::HardwareConfig& hw) {
                       gpu.peak_flops_fp32 / 1e12, gpu.peak_flops_fp8 / 1e12);
   text += fmt::format("  memory         {} ({} usable), {} HBM\n", format_bytes(gpu.memory_bytes),
                       format_bytes(gpu.usable_memory_bytes()), rate(gpu.memory_bandwidth));
-  text += fmt::format("  GEMMs          {}\n", curve(gpu.matmul, "FLOPs"));
+  text += fmt::format("  GEMMs          {}\n", gemms(gpu));
   text += fmt::format("  attention      {}\n", curve(gpu.attention, "FLOPs"));
   text += fmt::format("  elementwise    {}\n", curve(gpu.memory, "bytes"));
-  text += fmt::format("  node           {} GPUs, {} per GPU per direction, latency {}\n", hw.gpus_per_node,
-                      rate(hw.node_link.bandwidth), format_ms(hw.node_link.latency_s));
-  text += fmt::format("  network        {} per GPU per direction, latency {}\n", rate(hw.network.bandwidth),
-                      format_ms(hw.network.latency_s));
+  text += fmt::format("  node           {} GPUs, {}\n", hw.gpus_per_node, link(hw.node_link));
+  text += fmt::format("  network        {}\n", link(hw.network));
   text += hw.nodes > 0 ? fmt::format("  cluster        {} nodes, {} GPUs\n", hw.nodes, hw.nodes * hw.gpus_per_node)
                        : "  cluster        as many nodes as a plan asks for\n";
   return text;

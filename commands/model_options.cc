@@ -28,6 +28,23 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
                      "Optimizer sharding over d: 0 none, 1 optimizer states (Megatron's distributed optimizer), "
                      "2 + gradients, 3 + weights")
       ->capture_default_str();
+  command.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
+                   "Reduce each model chunk's gradients over d as soon as its last backward ends, behind the "
+                   "backward still running (Megatron's --overlap-grad-reduce; default: after the pipeline)");
+  command.add_flag("--overlap-param-gather", options.overlap_param_gather,
+                   "With --zero 1: gather the updated weights behind the next step's forward passes (Megatron's "
+                   "--overlap-param-gather; default: after the optimizer)");
+}
+
+void check_overlap_flags(const models::TrainingShape& shape) {
+  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.dp == 1) {
+    throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with --dp 1 "
+                     "there is none; drop them or raise --dp");
+  }
+  if (shape.overlap_param_gather && shape.zero != models::ZeroStage::kOptimizer) {
+    throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight all-gather: give --zero 1 "
+                     "with it");
+  }
 }
 
 void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero) {
@@ -59,6 +76,9 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.recompute = models::parse_recompute(options.recompute);
   shape.flash_attention = !options.no_flash_attention;
   shape.zero = static_cast<models::ZeroStage>(options.zero);
+  shape.overlap_grad_reduce = options.overlap_grad_reduce;
+  shape.overlap_param_gather = options.overlap_param_gather;
+  check_overlap_flags(shape);
   return shape;
 }
 

@@ -22,13 +22,16 @@ struct ShapeOptions {
   int zero = 0;
   bool no_flash_attention = false;
   bool allow_long_context = false;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
 };
 
 constexpr int kDefaultSeqCap = 8192;
 
 // --micro-batch-size, --seq, --allow-long-context, --tp,
 // --sequence-parallel / --no-sequence-parallel, --recompute,
-// --no-flash-attention; with `with_data_parallel` also --dp and --zero.
+// --no-flash-attention; with `with_data_parallel` also --dp, --zero,
+// --overlap-grad-reduce and --overlap-param-gather.
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
 
 // Checks every value (and the sequence against the model's context).
@@ -37,6 +40,9 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
 // Refuses --sequence-parallel with t = 1 and --zero with d = 1 (neither
 // would change anything).
 void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero);
+// Refuses the overlap flags where there is nothing to overlap: d = 1, or
+// --overlap-param-gather without the distributed optimizer (--zero 1).
+void check_overlap_flags(const models::TrainingShape& shape);
 
 // The help text of --allow-long-context, shared with `plan`.
 inline constexpr const char* kAllowLongContextHelp =

@@ -137,12 +137,15 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
   if (has("recompute")) shape.recompute = models::parse_recompute(given_shape.recompute);
   if (has("no-flash-attention")) shape.flash_attention = false;
+  if (has("overlap-grad-reduce")) shape.overlap_grad_reduce = true;
+  if (has("overlap-param-gather")) shape.overlap_param_gather = true;
   for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
                              std::pair{shape.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
   check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.dp,
                        has("zero") ? static_cast<int>(shape.zero) : 0);
+  check_overlap_flags(shape);
   setup.pp = has("stages") ? source.ranks : plan.plan.pp;
   setup.microbatches = has("microbatches") ? source.microbatches : plan.plan.microbatches;
   setup.schedule = has("schedule") ? source.name : plan.plan.schedule;
@@ -190,13 +193,14 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
   add_shape_options(command, options.shape, true);
   command.add_flag("--explain", options.explain,
                    "With --model or --plan: the step time per rank by term (GEMM, attention, elementwise, TP comm, "
-                   "P2P exposed, bubble, DP sync, optimizer), adding up to the iteration");
+                   "pass overhead, P2P exposed, bubble, DP sync, optimizer), adding up to the iteration");
 }
 
 const std::vector<std::string_view>& plan_override_options() {
   static const std::vector<std::string_view> kOptions{
       "hardware", "layers", "layout", "profile", "micro-batch-size", "seq", "allow-long-context", "tp",
-      "sequence-parallel", "recompute", "no-flash-attention", "dp", "zero", "schedule", "stages", "microbatches",
+      "sequence-parallel", "recompute", "no-flash-attention", "dp", "zero", "overlap-grad-reduce",
+      "overlap-param-gather", "schedule", "stages", "microbatches",
       "virtual", "microbatch-group-size"};
   return kOptions;
 }

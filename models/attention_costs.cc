@@ -28,7 +28,8 @@ void add_core(BlockCost& block, const ModelConfig& model, const RankShape& shape
   const std::int64_t b = shape.batch;
   const std::int64_t s = shape.seq;
   const std::int64_t e = shape.element;
-  block.attention_flops = 2.0 * b * s * s * heads * (qk_head + v_head);
+  block.attention.push_back(AttentionWork{static_cast<double>(b * heads), static_cast<double>(s),
+                                         static_cast<double>(qk_head), static_cast<double>(v_head), false});
   const std::int64_t scores = b * heads * s * s;
   if (shape.flash) {
     // Flash attention keeps only the fp32 log-sum-exp per row.
@@ -57,8 +58,8 @@ BlockCost grouped_query_attention(const ModelConfig& model, const RankShape& sha
     block.params += q + 2 * kv + h;
     block.params_per_rank += qkv_rank + h;
   }
-  add_gemm(block, shape, static_cast<double>(shape.tokens), h, q + 2 * kv);
-  add_gemm(block, shape, static_cast<double>(shape.tokens), q, h);
+  add_gemm(block, shape, static_cast<double>(shape.tokens), h, q + 2 * kv, Split::kColumns);
+  add_gemm(block, shape, static_cast<double>(shape.tokens), q, h, Split::kRows);
   add_core(block, model, shape, model.head_dim, model.head_dim);
   // QKV input (whole); Q, K, V (after rope) and the output projection's input.
   block.stored_whole += e * h;
@@ -95,11 +96,13 @@ BlockCost latent_attention(const ModelConfig& model, const RankShape& shape) {
   const std::int64_t split = q_split + kv_lora * kv_up + v * h;
   block.params = q_whole + kv_whole + split;
   block.params_per_rank = q_whole + kv_whole + split / shape.tp;
-  if (q_lora > 0) add_gemm(block, shape, tokens, h, q_lora);
-  add_gemm(block, shape, tokens, q_lora > 0 ? q_lora : h, heads * qk_head);
-  add_gemm(block, shape, tokens, h, kv_down);
-  add_gemm(block, shape, tokens, kv_lora, kv_up);
-  add_gemm(block, shape, tokens, v, h);
+  // The down-projections are costed as split like the rest (1/t of their
+  // FLOPs per rank), though Megatron runs them whole on every rank.
+  if (q_lora > 0) add_gemm(block, shape, tokens, h, q_lora, Split::kColumns);
+  add_gemm(block, shape, tokens, q_lora > 0 ? q_lora : h, heads * qk_head, Split::kColumns);
+  add_gemm(block, shape, tokens, h, kv_down, Split::kColumns);
+  add_gemm(block, shape, tokens, kv_lora, kv_up, Split::kColumns);
+  add_gemm(block, shape, tokens, v, h, Split::kRows);
   add_core(block, model, shape, qk_head, mla.v_head_dim);
   // Whole: the down-projections' input, the latent vectors before and after
   // their norms. Split: Q, K, V and the output projection's input.

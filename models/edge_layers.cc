@@ -5,17 +5,12 @@
 namespace pipeplan::models::detail {
 namespace {
 
-// One tensor-parallel collective of `payload` bytes that exists as an
-// all-reduce without sequence parallelism and as a lone all-gather or
-// reduce-scatter with it (counted as half an all-gather + reduce-scatter
-// pair, which moves the same bytes).
-void add_edge_collective(PassWork& pass, const RankShape& shape, double payload) {
+// One tensor-parallel collective of `payload` bytes that is an all-reduce
+// without sequence parallelism and `with_sp` (a lone all-gather or
+// reduce-scatter) with it.
+void add_edge_collective(PassWork& pass, const RankShape& shape, double payload, CollectiveKind with_sp) {
   if (shape.tp == 1) return;
-  if (shape.sequence_parallel) {
-    pass.tp_gather_scatter_bytes += payload / 2;
-  } else {
-    pass.tp_all_reduce_bytes += payload;
-  }
+  pass.collectives.push_back({shape.sequence_parallel ? with_sp : CollectiveKind::kAllReduce, payload, 1});
 }
 
 std::int64_t pipeline_payload(const ModelConfig& model, const RankShape& shape) {
@@ -50,8 +45,10 @@ LayerCost embedding_layer(const ModelConfig& model, const RankShape& shape) {
   // read and write the rows), and the positions' gradient.
   layer.backward_weight.memory_bytes = tokens * (3.0 * e * h + (learned ? 3.0 * e * h : 0));
   const double payload = tokens * h * e;
-  add_edge_collective(layer.forward, shape, payload);  // sums the vocabulary slices
-  add_edge_collective(layer.backward_input, shape, shape.sequence_parallel ? payload : 0);
+  // Sums the vocabulary slices (scattered over the sequence with SP); with
+  // SP the backward gathers the output gradient back.
+  add_edge_collective(layer.forward, shape, payload, CollectiveKind::kReduceScatter);
+  if (shape.sequence_parallel) add_edge_collective(layer.backward_input, shape, payload, CollectiveKind::kAllGather);
 
   // Token ids (int32) for the scatter-add, and the dropout mask.
   layer.activation_bytes = 4 * shape.tokens + (model.dropout ? shape.whole(h) : 0);
@@ -74,10 +71,11 @@ LayerCost output_layer(const ModelConfig& model, const RankShape& shape) {
   layer.params_per_rank = norm_params(model, h) + vocab_rank * h;
 
   const double tokens = static_cast<double>(shape.tokens);
-  const GemmWork projection{2.0 * tokens * h * static_cast<double>(model.vocab) / shape.tp, 1};
+  // Vocabulary-parallel: each rank projects onto its slice of the vocabulary.
+  const GemmWork projection{tokens, static_cast<double>(model.vocab) / shape.tp, static_cast<double>(h), 1};
   layer.forward.gemms.push_back(projection);
-  layer.backward_input.gemms.push_back(projection);
-  layer.backward_weight.gemms.push_back(projection);
+  layer.backward_input.gemms.push_back(projection.input_gradient());
+  layer.backward_weight.gemms.push_back(projection.weight_gradient());
   // Final norm (read + write); cross-entropy: read bf16 logits, write fp32,
   // read them for max and sum of exponentials. Backward about twice that.
   const double forward = tokens * (2.0 * e * h + 10.0 * static_cast<double>(vocab_rank));
@@ -85,12 +83,12 @@ LayerCost output_layer(const ModelConfig& model, const RankShape& shape) {
   layer.backward_input.memory_bytes = 2 * forward;
   if (shape.tp > 1) {
     // Cross-entropy's all-reduces of per-token max, sum and target logit (fp32).
-    layer.forward.tp_all_reduce_bytes = 3.0 * 4 * tokens;
+    layer.forward.collectives.push_back({CollectiveKind::kAllReduce, 4 * tokens, 3});
     // The projection's input: the conjugate of its broadcast (backward
     // all-reduce), or an all-gather forward and reduce-scatter backward.
     const double payload = tokens * h * e;
-    if (shape.sequence_parallel) add_edge_collective(layer.forward, shape, payload);
-    add_edge_collective(layer.backward_input, shape, payload);
+    if (shape.sequence_parallel) add_edge_collective(layer.forward, shape, payload, CollectiveKind::kAllGather);
+    add_edge_collective(layer.backward_input, shape, payload, CollectiveKind::kReduceScatter);
   }
 
   // Stored: the norm's input, the projection's input and the fp32 logits the

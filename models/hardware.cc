@@ -64,6 +64,14 @@ double parse_seconds(std::string_view text, std::string_view field) {
   return parse_duration_s(text, field, 1.0);  // a plain number is in seconds
 }
 
+// A share of peak: above 0, at most all of it.
+void check_ceiling(const YAML::Node& node, const std::string& file, const std::string& section, double share) {
+  if (share <= 0 || share > 1) {
+    throw_at(file, node["max"] ? node["max"] : node,
+             fmt::format("{}.max: {} is outside (0, 1]; give the fraction of peak reached, e.g. 0.8", section, share));
+  }
+}
+
 template <typename ParseHalf>
 void read_curve(const YAML::Node& map, const char* key, const std::string& file, EfficiencyCurve& curve,
                 ParseHalf parse_half) {
@@ -73,18 +81,50 @@ void read_curve(const YAML::Node& map, const char* key, const std::string& file,
   check_keys(node, file, section, {"max", "half_size"});
   read(node, "max", file, section, curve.max_fraction, parse_fraction);
   read(node, "half_size", file, section, curve.half_size, parse_half);
-  if (curve.max_fraction <= 0 || curve.max_fraction > 1) {
-    throw_at(file, node["max"] ? node["max"] : node,
-             fmt::format("{}.max: {} is outside (0, 1]; give the fraction of peak reached, e.g. 0.8", section,
-                         curve.max_fraction));
+  check_ceiling(node, file, section, curve.max_fraction);
+}
+
+void read_matmul(const YAML::Node& node, const std::string& file, MatmulSpec& matmul) {
+  const std::string section = "gpu.efficiency.matmul";
+  if (node["half_size"]) {
+    throw_at(file, node["half_size"],
+             section + ".half_size: GEMMs are timed by their shape now; give the fixed cost of one GEMM kernel "
+                       "as kernel_overhead (e.g. 4us) instead");
   }
+  check_keys(node, file, section, {"max", "kernel_overhead"});
+  read(node, "max", file, section, matmul.max_fraction, parse_fraction);
+  read(node, "kernel_overhead", file, section, matmul.kernel_overhead_s, parse_seconds);
+  check_ceiling(node, file, section, matmul.max_fraction);
 }
 
 void read_efficiency(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
   check_keys(node, file, "gpu.efficiency", {"matmul", "attention", "memory"});
-  read_curve(node, "matmul", file, gpu.matmul, parse_non_negative);  // FLOPs of one GEMM
-  read_curve(node, "attention", file, gpu.attention, parse_non_negative);
+  if (const YAML::Node matmul = node["matmul"]) read_matmul(matmul, file, gpu.matmul);
+  read_curve(node, "attention", file, gpu.attention, parse_non_negative);  // FLOPs of one call
   read_curve(node, "memory", file, gpu.memory, parse_bytes);  // bytes moved by one kernel
+}
+
+// `gemm_tiles: [{rows: 128, columns: 256}, {rows: 128, columns: 128, share: 0.9}]`
+std::vector<GemmTile> read_tiles(const YAML::Node& node, const std::string& file) {
+  if (!node.IsSequence() || node.size() == 0) {
+    throw_at(file, node, "gpu.gemm_tiles: give a list of tiles, e.g. [{rows: 128, columns: 256}]");
+  }
+  const auto dimension = [](std::string_view text, std::string_view field) { return parse_count(text, field, 1); };
+  std::vector<GemmTile> tiles;
+  for (const YAML::Node& item : node) {
+    const std::string section = fmt::format("gpu.gemm_tiles[{}]", tiles.size());
+    check_keys(item, file, section, {"rows", "columns", "share"});
+    if (!item["rows"] || !item["columns"]) throw_at(file, item, section + ": give rows and columns");
+    GemmTile tile;
+    read(item, "rows", file, section, tile.rows, dimension);
+    read(item, "columns", file, section, tile.columns, dimension);
+    read(item, "share", file, section, tile.share, parse_fraction);
+    if (tile.share <= 0 || tile.share > 1) {
+      throw_at(file, item["share"], section + ".share: give the share of the matmul ceiling in (0, 1], e.g. 0.9");
+    }
+    tiles.push_back(tile);
+  }
+  return tiles;
 }
 
 // "5%" of memory, or a size ("2GiB"); the one given replaces the other.
@@ -101,7 +141,8 @@ void read_reserved(const YAML::Node& node, const std::string& file, GpuSpec& gpu
 }
 
 void read_gpu(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
-  check_keys(node, file, "gpu", {"peak_flops", "memory", "memory_bandwidth", "efficiency", "reserved"});
+  check_keys(node, file, "gpu",
+             {"peak_flops", "memory", "memory_bandwidth", "sms", "gemm_tiles", "efficiency", "reserved"});
   if (const YAML::Node peak = node["peak_flops"]) {
     check_keys(peak, file, "gpu.peak_flops", {"bf16", "fp32", "fp8"});
     read(peak, "bf16", file, "gpu.peak_flops", gpu.peak_flops_bf16, parse_flops);
@@ -110,22 +151,27 @@ void read_gpu(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
   }
   read(node, "memory", file, "gpu", gpu.memory_bytes, parse_bytes);
   read(node, "memory_bandwidth", file, "gpu", gpu.memory_bandwidth, parse_bandwidth);
+  read(node, "sms", file, "gpu", gpu.sms,
+       [](std::string_view text, std::string_view field) { return parse_count(text, field, 1); });
+  if (const YAML::Node tiles = node["gemm_tiles"]) gpu.gemm_tiles = read_tiles(tiles, file);
   if (const YAML::Node efficiency = node["efficiency"]) read_efficiency(efficiency, file, gpu);
   if (const YAML::Node reserved = node["reserved"]) read_reserved(reserved, file, gpu);
 }
 
 void read_node(const YAML::Node& node, const std::string& file, HardwareConfig& config) {
-  check_keys(node, file, "node", {"gpus", "link_bandwidth", "link_latency"});
+  check_keys(node, file, "node", {"gpus", "link_bandwidth", "link_latency", "bus_bandwidth"});
   read(node, "gpus", file, "node", config.gpus_per_node,
        [](std::string_view text, std::string_view field) { return parse_count(text, field, 1); });
   read(node, "link_bandwidth", file, "node", config.node_link.bandwidth, parse_bandwidth);
   read(node, "link_latency", file, "node", config.node_link.latency_s, parse_seconds);
+  read(node, "bus_bandwidth", file, "node", config.node_link.bus_bandwidth, parse_bandwidth);
 }
 
 void read_network(const YAML::Node& node, const std::string& file, LinkSpec& network) {
-  check_keys(node, file, "network", {"bandwidth", "latency"});
+  check_keys(node, file, "network", {"bandwidth", "latency", "bus_bandwidth"});
   read(node, "bandwidth", file, "network", network.bandwidth, parse_bandwidth);
   read(node, "latency", file, "network", network.latency_s, parse_seconds);
+  read(node, "bus_bandwidth", file, "network", network.bus_bandwidth, parse_bandwidth);
 }
 
 // The fields without which no time or memory can be computed, checked after
@@ -165,7 +211,7 @@ HardwareConfig load_base(const YAML::Node& node, const std::string& file, int de
 HardwareConfig read_root(const YAML::Node& root, const std::string& file, int depth) {
   if (!root.IsMap()) throw_at(file, root, "a hardware file is a map with keys name, gpu, node, network");
   check_keys(root, file, "the hardware file",
-             {"name", "aliases", "source", "base", "gpu", "node", "network", "nodes"});
+             {"name", "aliases", "source", "base", "gpu", "node", "network", "nodes", "runtime"});
   HardwareConfig config = root["base"] ? load_base(root["base"], file, depth) : HardwareConfig{};
   // The name is the file's own, never the base's.
   config.name = root["name"] ? scalar_text(root["name"], file, "name") : fs::path(file).stem().string();
@@ -175,6 +221,10 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
   if (root["gpu"]) read_gpu(root["gpu"], file, config.gpu);
   if (root["node"]) read_node(root["node"], file, config);
   if (root["network"]) read_network(root["network"], file, config.network);
+  if (const YAML::Node runtime = root["runtime"]) {
+    check_keys(runtime, file, "runtime", {"pass_overhead"});
+    read(runtime, "pass_overhead", file, "runtime", config.pass_overhead_s, parse_seconds);
+  }
   if (const YAML::Node nodes = root["nodes"]) {
     config.nodes = parse_at(nodes, file, "nodes",
                             [](std::string_view text, std::string_view field) { return parse_count(text, field, 0); });

@@ -19,13 +19,31 @@ struct EfficiencyCurve {
   double at(double size) const { return size <= 0 ? max_fraction : max_fraction * size / (size + half_size); }
 };
 
+// A GEMM kernel's output tile (rows x columns of C per thread block) and the
+// share of the matmul ceiling it reaches: smaller tiles reuse each loaded
+// element less, so they run slower per FLOP but quantize less.
+struct GemmTile {
+  int rows = 128;
+  int columns = 128;
+  double share = 1.0;
+};
+
+// Large-GEMM ceiling (share of peak in full waves of the best tile) and the
+// fixed cost of one GEMM kernel (launch, prologue, epilogue).
+struct MatmulSpec {
+  double max_fraction = 1.0;
+  double kernel_overhead_s = 0;
+};
+
 struct GpuSpec {
   double peak_flops_bf16 = 0;   // dense, per second
   double peak_flops_fp32 = 0;
   double peak_flops_fp8 = 0;
   std::int64_t memory_bytes = 0;
   double memory_bandwidth = 0;  // bytes per second
-  EfficiencyCurve matmul;       // by FLOPs of one multiplication
+  int sms = 0;                  // streaming multiprocessors; 0: no wave quantization
+  std::vector<GemmTile> gemm_tiles;  // the tiles a GEMM library picks among
+  MatmulSpec matmul;
   EfficiencyCurve attention;    // fused attention kernels, by FLOPs of one call
   EfficiencyCurve memory;       // elementwise kernels, by bytes moved
   double reserved_fraction = 0; // of memory, unusable (context, fragmentation)
@@ -36,6 +54,10 @@ struct GpuSpec {
 struct LinkSpec {
   double bandwidth = 0;  // bytes per second, per direction
   double latency_s = 0;
+  // The bus bandwidth NCCL's collectives reach on large messages over these
+  // links (nccl-tests' busbw), below the line rate; 0: the line rate.
+  double bus_bandwidth = 0;
+  double collective_bandwidth() const { return bus_bandwidth > 0 ? bus_bandwidth : bandwidth; }
 };
 
 struct HardwareConfig {
@@ -47,6 +69,11 @@ struct HardwareConfig {
   LinkSpec node_link;  // between two GPUs of one node (NVLink), per GPU
   LinkSpec network;    // between nodes, per GPU (one NIC each)
   int nodes = 0;       // 0: as many as asked for
+  // What a pipeline stage spends per forward or backward pass outside its
+  // kernels: the framework's launch from the host, the stage-to-stage
+  // transfers' setup, the waits between its streams. Paid once per
+  // micro-batch per model chunk, so deep interleaving pays it more often.
+  double pass_overhead_s = 0;
 };
 
 // A built-in name ("h100-sxm"), one of its aliases ("h100") or a spelling

@@ -38,7 +38,7 @@ struct BlockCost {
   std::int64_t active_params = 0;
   std::int64_t params_per_rank = 0;
   std::vector<GemmWork> gemms;  // forward GEMMs on this rank
-  double attention_flops = 0;   // forward attention core on this rank
+  std::vector<AttentionWork> attention;  // forward attention core on this rank
 
   std::int64_t stored_whole = 0;  // kept for the backward, bytes per token
   std::int64_t stored_split = 0;
@@ -53,10 +53,15 @@ struct BlockCost {
   double traffic_scores = 0;  // forward softmax and dropout over the scores
 };
 
+// Which side of a linear layer's weight the tensor-parallel ranks split:
+// its output columns (Megatron's ColumnParallelLinear: QKV, fc1) or its
+// input rows (RowParallelLinear: the output projection, fc2).
+enum class Split { kColumns, kRows };
+
 // Adds `count` linear layers of `in` x `out` applied to `tokens` tokens: the
-// forward GEMM on this rank (every GEMM's work divided over t).
+// forward GEMM on this rank, one side of the weight divided over t.
 void add_gemm(BlockCost& block, const RankShape& shape, double tokens, std::int64_t in, std::int64_t out,
-              double count = 1);
+              Split split, double count = 1);
 
 std::int64_t norm_params(const ModelConfig& model, std::int64_t width);
 

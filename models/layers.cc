@@ -19,10 +19,12 @@ std::int64_t RankShape::whole(std::int64_t per_token) const {
 }
 
 void add_gemm(BlockCost& block, const RankShape& shape, double tokens, std::int64_t in, std::int64_t out,
-              double count) {
+              Split split, double count) {
   if (count <= 0) return;
-  const double flops = 2.0 * tokens * static_cast<double>(in) * static_cast<double>(out) / shape.tp;
-  block.gemms.push_back(GemmWork{flops, count});
+  const double t = shape.tp;
+  const double rows = split == Split::kRows ? static_cast<double>(in) / t : static_cast<double>(in);
+  const double columns = split == Split::kColumns ? static_cast<double>(out) / t : static_cast<double>(out);
+  block.gemms.push_back(GemmWork{tokens, columns, rows, count});
 }
 
 std::int64_t norm_params(const ModelConfig& model, std::int64_t width) {
@@ -137,6 +139,19 @@ RankShape rank_shape(const TrainingShape& shape) {
   return rank;
 }
 
+// The backward's collectives: an all-reduce stays one, an all-gather
+// becomes a reduce-scatter and back.
+std::vector<CollectiveWork> conjugate(std::vector<CollectiveWork> collectives) {
+  for (CollectiveWork& call : collectives) {
+    if (call.kind == CollectiveKind::kAllGather) {
+      call.kind = CollectiveKind::kReduceScatter;
+    } else if (call.kind == CollectiveKind::kReduceScatter) {
+      call.kind = CollectiveKind::kAllGather;
+    }
+  }
+  return collectives;
+}
+
 // Forward work of a block made of `attention` then `mlp`.
 PassWork block_forward(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,
                        const RankShape& shape) {
@@ -144,7 +159,7 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   pass.gemms.reserve(attention.gemms.size() + mlp.gemms.size());
   pass.gemms = attention.gemms;
   pass.gemms.insert(pass.gemms.end(), mlp.gemms.begin(), mlp.gemms.end());
-  pass.attention_flops = attention.attention_flops;
+  pass.attention = attention.attention;
   const double tokens = static_cast<double>(shape.tokens);
   const double whole = attention.traffic_whole + mlp.traffic_whole;
   pass.memory_bytes = tokens * (shape.sequence_parallel ? whole / shape.tp : whole) +
@@ -155,7 +170,11 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
     // an all-gather + reduce-scatter pair of the same payload (Korthikanti et
     // al. 2022 Sec. 4.2.2).
     const double payload = tokens * model.hidden * static_cast<double>(shape.element);
-    (shape.sequence_parallel ? pass.tp_gather_scatter_bytes : pass.tp_all_reduce_bytes) = 2 * payload;
+    if (shape.sequence_parallel) {
+      pass.collectives = {{CollectiveKind::kAllGather, payload, 2}, {CollectiveKind::kReduceScatter, payload, 2}};
+    } else {
+      pass.collectives = {{CollectiveKind::kAllReduce, payload, 2}};
+    }
   }
   return pass;
 }
@@ -192,15 +211,14 @@ void add_recompute(LayerCost& layer, const BlockCost& attention, Recompute recom
   PassWork& backward = layer.backward_input;
   const PassWork& forward = layer.forward;
   if (recompute == Recompute::kSelective) {
-    backward.attention_flops += forward.attention_flops;
+    backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
     backward.memory_bytes += attention.traffic_scores;
-    layer.recompute_flops = forward.attention_flops;
+    layer.recompute_flops = forward.attention_flops();
   } else if (recompute == Recompute::kFull) {
     backward.gemms.insert(backward.gemms.end(), forward.gemms.begin(), forward.gemms.end());
-    backward.attention_flops += forward.attention_flops;
+    backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
     backward.memory_bytes += forward.memory_bytes;
-    backward.tp_all_reduce_bytes += forward.tp_all_reduce_bytes;
-    backward.tp_gather_scatter_bytes += forward.tp_gather_scatter_bytes;
+    backward.collectives.insert(backward.collectives.end(), forward.collectives.begin(), forward.collectives.end());
     layer.recompute_flops = forward.flops();
   }
 }
@@ -214,13 +232,19 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   layer.active_params = attention.params + mlp.active_params;
   layer.params_per_rank = attention.params_per_rank + mlp.params_per_rank;
   layer.forward = block_forward(model, attention, mlp, shape);
-  // B: the same GEMMs for the input gradients, twice the attention core
-  // (Qi et al. 2024 Table 1: B = sbh(24h + 8s)), the conjugate collectives.
-  layer.backward_input = layer.forward;
-  layer.backward_input.attention_flops = 2 * layer.forward.attention_flops;
-  layer.backward_input.memory_bytes = 2 * layer.forward.memory_bytes;
-  // W: the same GEMMs once more for the weight gradients (W = 24sbh^2).
-  layer.backward_weight.gemms = layer.forward.gemms;
+  // B: each GEMM's input-gradient GEMM, the attention core's gradient
+  // (twice its FLOPs: Qi et al. 2024 Table 1, B = sbh(24h + 8s)), the
+  // conjugate collectives (an all-gather's is a reduce-scatter).
+  PassWork& backward = layer.backward_input;
+  for (const GemmWork& gemm : layer.forward.gemms) backward.gemms.push_back(gemm.input_gradient());
+  for (AttentionWork core : layer.forward.attention) {
+    core.gradient = true;
+    backward.attention.push_back(core);
+  }
+  backward.memory_bytes = 2 * layer.forward.memory_bytes;
+  backward.collectives = conjugate(layer.forward.collectives);
+  // W: each GEMM's weight-gradient GEMM (W = 24sbh^2).
+  for (const GemmWork& gemm : layer.forward.gemms) layer.backward_weight.gemms.push_back(gemm.weight_gradient());
   set_memory(layer, attention, mlp, shape, recompute, model.hidden);
   add_recompute(layer, attention, recompute);
   layer.output_bytes = shape.split(shape.tokens * model.hidden * shape.element);

@@ -17,25 +17,71 @@ namespace pipeplan::models {
 // norm + output layer + loss.
 enum class LayerKind { kEmbedding, kTransformer, kLoss };
 
-// `count` identical matrix multiplications of `flops` each (2 m n k). The
-// time model applies a size-dependent efficiency per multiplication.
+// `count` GEMM kernels on one tensor-parallel rank, each `batch` independent
+// products C[m x n] = A[m x k] B[k x n] (a batched GEMM; 1 for a plain one).
+// The time model costs each kernel by its shape: tiles and waves on the
+// GPU's SMs, a fixed cost per kernel.
 struct GemmWork {
-  double flops = 0;
-  double count = 0;
+  double m = 0;
+  double n = 0;
+  double k = 0;
+  double count = 1;
+  double batch = 1;
+  double flops() const { return 2 * m * n * k * batch; }  // of one kernel
+  // The backward GEMMs of a linear layer Y = X W with X [m x k]: the input
+  // gradient dX = dY W^T (m x k, summing over n) and the weight gradient
+  // dW = X^T dY (k x n, summing over m). Same FLOPs, other shapes.
+  GemmWork input_gradient() const { return {m, k, n, count, batch}; }
+  GemmWork weight_gradient() const { return {k, n, m, count, batch}; }
 };
 
-// Per pass: the matrix work, the bytes elementwise kernels move (norms,
-// activations, softmax, dropout, residual adds: read + written) and the
-// tensor-parallel collective traffic.
+// One attention core (Q K^T, softmax, scores x V) over `heads` independent
+// (sequence, head) problems of `seq` queries and keys: a forward, or its
+// gradient (twice the forward's FLOPs, Qi et al. 2024 Table 1). FLOPs count
+// the full s x s square (Narayanan et al. 2021 Eq. 3), as MFU does; the time
+// model costs what the kernels execute (causal skipping, recomputation).
+struct AttentionWork {
+  double heads = 0;   // micro-batch x attention heads on this rank
+  double seq = 0;
+  double qk_dim = 0;  // per head
+  double v_dim = 0;
+  bool gradient = false;
+  double flops() const { return (gradient ? 2.0 : 1.0) * 2 * heads * seq * seq * (qk_dim + v_dim); }
+};
+
+// One kind of tensor-parallel collective: `count` calls of `bytes` each
+// (nccl-tests' size: the whole buffer, each rank's full input for an
+// all-reduce, the gathered output of an all-gather, the input of a
+// reduce-scatter).
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter };
+struct CollectiveWork {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  double bytes = 0;
+  double count = 1;
+};
+
+// Per pass: the matrix work, the attention cores, the bytes elementwise
+// kernels move (norms, activations, softmax, dropout, residual adds: read +
+// written) and the tensor-parallel collectives.
 struct PassWork {
   std::vector<GemmWork> gemms;
-  double attention_flops = 0;  // fused attention kernels (scores and context)
-  double memory_bytes = 0;     // elementwise traffic
-  double tp_all_reduce_bytes = 0;       // ring all-reduce payloads (without SP)
-  double tp_gather_scatter_bytes = 0;   // all-gather + reduce-scatter payloads (with SP)
+  std::vector<AttentionWork> attention;
+  double memory_bytes = 0;  // elementwise traffic
+  std::vector<CollectiveWork> collectives;
+  double attention_flops() const {
+    double total = 0;
+    for (const AttentionWork& core : attention) total += core.flops();
+    return total;
+  }
   double flops() const {  // gemms + attention
-    double total = attention_flops;
-    for (const GemmWork& gemm : gemms) total += gemm.flops * gemm.count;
+    double total = attention_flops();
+    for (const GemmWork& gemm : gemms) total += gemm.flops() * gemm.count;
+    return total;
+  }
+  // Bytes of one kind's collectives, summed over calls.
+  double collective_bytes(CollectiveKind kind) const {
+    double total = 0;
+    for (const CollectiveWork& call : collectives) total += call.kind == kind ? call.bytes * call.count : 0;
     return total;
   }
 };

@@ -54,8 +54,8 @@ BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape) {
   block.params = mlp_params(model, model.ffn, 1);
   block.active_params = block.params;
   block.params_per_rank = mlp_params(model, model.ffn, shape.tp);
-  add_gemm(block, shape, static_cast<double>(shape.tokens), h, full.up_width);
-  add_gemm(block, shape, static_cast<double>(shape.tokens), model.ffn, h);
+  add_gemm(block, shape, static_cast<double>(shape.tokens), h, full.up_width, Split::kColumns);
+  add_gemm(block, shape, static_cast<double>(shape.tokens), model.ffn, h, Split::kRows);
   // fc1 input whole; the ffn-wide tensors split.
   block.stored_whole += e * h;
   block.stored_split += e * rank.stored_tensors * ffn_rank;
@@ -88,12 +88,12 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
 
   const double tokens = static_cast<double>(shape.tokens);
   const double per_expert = tokens * static_cast<double>(routed) / moe.experts;
-  add_gemm(block, shape, tokens, h, moe.experts);  // router
-  add_gemm(block, shape, per_expert, h, full.up_width, moe.experts);
-  add_gemm(block, shape, per_expert, moe.expert_ffn, h, moe.experts);
+  add_gemm(block, shape, tokens, h, moe.experts, Split::kColumns);  // router
+  add_gemm(block, shape, per_expert, h, full.up_width, Split::kColumns, moe.experts);
+  add_gemm(block, shape, per_expert, moe.expert_ffn, h, Split::kRows, moe.experts);
   if (moe.shared_experts > 0) {
-    add_gemm(block, shape, tokens, h, full.up_width, moe.shared_experts);
-    add_gemm(block, shape, tokens, moe.expert_ffn, h, moe.shared_experts);
+    add_gemm(block, shape, tokens, h, full.up_width, Split::kColumns, moe.shared_experts);
+    add_gemm(block, shape, tokens, moe.expert_ffn, h, Split::kRows, moe.shared_experts);
   }
   // Whole: router input, fp32 routing probabilities, and per routed pair the
   // dispatched input and the expert output (for the routing-weight gradient).

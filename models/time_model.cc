@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/error.h"
+#include "models/gemm_time.h"
 
 namespace pipeplan::models {
 namespace {
@@ -18,37 +21,79 @@ double at_rate(double work, double rate, const char* figure) {
 }
 
 // A ring over n ranks moves `factor` x bytes through each rank's link in
-// `steps` steps, each paying the link latency. No bytes: no collective.
+// `steps` steps, each paying the link latency, at the bus bandwidth NCCL
+// reaches. No bytes: no collective.
 double ring_s(double bytes, int ranks, const LinkSpec& link, double factor, int steps) {
   if (ranks <= 1 || bytes <= 0) return 0;
-  return at_rate(factor * bytes, link.bandwidth, "node.link_bandwidth or network.bandwidth") +
+  return at_rate(factor * bytes, link.collective_bandwidth(), "node.link_bandwidth or network.bandwidth") +
          steps * link.latency_s;
 }
 
-double gemm_s(const PassWork& pass, const GpuSpec& gpu) {
+double gemm_s(const std::vector<GemmWork>& gemms, const GpuSpec& gpu) {
   double seconds = 0;
-  for (const GemmWork& gemm : pass.gemms) {
-    if (gemm.count <= 0) continue;
-    seconds += gemm.count * at_rate(gemm.flops, gpu.peak_flops_bf16 * gpu.matmul.at(gemm.flops), kPeakFigure);
+  for (const GemmWork& gemm : gemms) {
+    if (gemm.count > 0) seconds += gemm.count * gemm_timing(gemm, gpu).seconds;
   }
   return seconds;
 }
 
-// Tensor-parallel collectives, not overlapped with compute (Megatron's
-// default). PassWork gives each kind's payloads summed over the pass, not
-// how many collectives make them up, so each sum is charged as one ring:
-// the bandwidth term is exact, the latency is paid once per ring step
-// rather than once per collective (a few tens of microseconds low per layer
-// pass at t = 8 on NVLink). With sequence parallelism each all-reduce
-// becomes an all-gather + reduce-scatter pair of the same payload
-// (Korthikanti et al. 2022), and tp_gather_scatter_bytes counts each pair's
-// payload once: a pair moves what an all-reduce of it moves.
+// FlashAttention computes only the key blocks a causal mask leaves: the
+// lower triangle of the s x s square and the blocks on its diagonal (every
+// model in the zoo is a causal decoder).
+constexpr double kFlashBlock = 128;
+// Its backward first recomputes the scores: five s x s products to the
+// forward's two, where the FLOP count says four (FlashAttention's own count:
+// backward 2.5x forward, benchmarks/benchmark_flash_attention.py).
+constexpr double kFlashBackwardWork = 5.0 / 4.0;
+
+double flash_attention_s(const AttentionWork& core, const GpuSpec& gpu) {
+  const double causal = std::min(1.0, (core.seq + kFlashBlock) / (2 * core.seq));
+  const double executed = core.flops() * causal * (core.gradient ? kFlashBackwardWork : 1.0);
+  return at_rate(executed, gpu.peak_flops_bf16 * gpu.attention.at(executed), kPeakFigure);
+}
+
+// Without FlashAttention the core is batched GEMMs over the full square (the
+// mask is applied, not skipped); the softmax is elementwise traffic. The
+// gradient's four: dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q.
+double unfused_attention_s(const AttentionWork& core, const GpuSpec& gpu) {
+  const double s = core.seq;
+  const double heads = core.heads;
+  if (!core.gradient) {
+    return gemm_s({{s, s, core.qk_dim, 1, heads}, {s, core.v_dim, s, 1, heads}}, gpu);
+  }
+  return gemm_s({{s, s, core.v_dim, 1, heads},
+                 {s, core.v_dim, s, 1, heads},
+                 {s, core.qk_dim, s, 1, heads},
+                 {s, core.qk_dim, s, 1, heads}},
+                gpu);
+}
+
+double attention_s(const PassWork& pass, const GpuSpec& gpu, bool flash) {
+  double seconds = 0;
+  for (const AttentionWork& core : pass.attention) {
+    if (core.heads <= 0 || core.seq <= 0) continue;
+    seconds += flash ? flash_attention_s(core, gpu) : unfused_attention_s(core, gpu);
+  }
+  return seconds;
+}
+
+double collective_s(const CollectiveWork& call, int ranks, const LinkSpec& link) {
+  switch (call.kind) {
+    case CollectiveKind::kAllReduce: return all_reduce_s(call.bytes, ranks, link);
+    case CollectiveKind::kAllGather: return all_gather_s(call.bytes, ranks, link);
+    case CollectiveKind::kReduceScatter: return reduce_scatter_s(call.bytes, ranks, link);
+  }
+  return 0;
+}
+
+// Tensor-parallel collectives, each call on its own (so each pays its ring's
+// latency), not overlapped with compute (Megatron's default).
 double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, int tp) {
   if (tp <= 1) return 0;
   const LinkSpec& link = link_for_group(hardware, tp, 1);
-  const double pairs = pass.tp_gather_scatter_bytes;
-  return all_reduce_s(pass.tp_all_reduce_bytes, tp, link) + all_gather_s(pairs, tp, link) +
-         reduce_scatter_s(pairs, tp, link);
+  double seconds = 0;
+  for (const CollectiveWork& call : pass.collectives) seconds += call.count * collective_s(call, tp, link);
+  return seconds;
 }
 
 }  // namespace
@@ -56,9 +101,8 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, i
 PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape) {
   const GpuSpec& gpu = hardware.gpu;
   PassTerms terms;
-  terms.gemm_s = gemm_s(pass, gpu);
-  terms.attention_s = at_rate(pass.attention_flops, gpu.peak_flops_bf16 * gpu.attention.at(pass.attention_flops),
-                              kPeakFigure);
+  terms.gemm_s = gemm_s(pass.gemms, gpu);
+  terms.attention_s = attention_s(pass, gpu, shape.flash_attention);
   terms.elementwise_s =
       at_rate(pass.memory_bytes, gpu.memory_bandwidth * gpu.memory.at(pass.memory_bytes), "gpu.memory_bandwidth");
   terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape.tp);

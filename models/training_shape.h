@@ -22,6 +22,13 @@ struct TrainingShape {
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;  // attention scores are never stored
   ZeroStage zero = ZeroStage::kNone;
+  // Megatron's --overlap-grad-reduce: each model chunk's gradients are
+  // reduced over the data-parallel group as soon as its last backward ends,
+  // behind the backward passes still to run. --overlap-param-gather (with the
+  // distributed optimizer): the updated weights are gathered behind the next
+  // step's forward passes. Off: both wait for the pipeline (the default).
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
   int activation_bytes_per_element = 2;  // bf16 activations
 };
 

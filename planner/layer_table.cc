@@ -22,7 +22,9 @@ std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                        const models::TrainingShape& shape)
-    : LayerTable(layers, modelled_times(layers, hardware, shape)) {}
+    : LayerTable(layers, modelled_times(layers, hardware, shape)) {
+  pass_overhead_s_ = hardware.pass_overhead_s;
+}
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& layer_times) {
   for (std::vector<double>* prefix : {&forward_, &backward_input_, &backward_weight_, &params_, &activation_,

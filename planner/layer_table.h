@@ -17,7 +17,8 @@ class LayerTable {
   // Times from the hardware's time model.
   LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
              const models::TrainingShape& shape);
-  // Times given per layer (a profile's measurements).
+  // Times given per layer (a profile's measurements: kernels only, no pass
+  // overhead).
   LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& times);
 
   int size() const { return static_cast<int>(names_.size()); }
@@ -28,6 +29,9 @@ class LayerTable {
   double backward_input_s(int i, int j) const { return range(backward_input_, i, j); }
   double backward_weight_s(int i, int j) const { return range(backward_weight_, i, j); }
   double time_s(int i, int j) const { return forward_s(i, j) + backward_input_s(i, j) + backward_weight_s(i, j); }
+  // Paid by every stage's forward and backward pass on top of its layers
+  // (the hardware's runtime.pass_overhead).
+  double pass_overhead_s() const { return pass_overhead_s_; }
   double params(int i, int j) const { return range(params_, i, j); }
   double activation_bytes(int i, int j) const { return range(activation_, i, j); }
   double weight_grad_bytes(int i, int j) const { return range(weight_grad_, i, j); }
@@ -43,6 +47,7 @@ class LayerTable {
   }
 
   std::vector<std::string> names_;
+  double pass_overhead_s_ = 0;
   std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
   std::vector<double> params_, activation_, weight_grad_, logits_;   // prefix sums
   std::vector<double> output_;                                       // per layer

@@ -13,16 +13,93 @@
 namespace pipeplan::planner {
 namespace {
 
-// Megatron reduces gradients over the data-parallel group after the last
-// backward: an all-reduce of fp32 gradients, or with the distributed
-// optimizer a reduce-scatter of them and an all-gather of the bf16 weights.
-double gradient_sync_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
-                       const models::TrainingShape& shape) {
+// Megatron reduces gradients over the data-parallel group: an all-reduce of
+// fp32 gradients, or with the distributed optimizer a reduce-scatter of them
+// and, after the optimizer, an all-gather of the bf16 weights.
+double gradient_reduce_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   if (shape.dp <= 1) return 0;
   const models::LinkSpec& link = models::link_for_group(hardware, shape.dp, shape.tp);
-  const double params = static_cast<double>(memory.params);
   if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(4 * params, shape.dp, link);
-  return models::reduce_scatter_s(4 * params, shape.dp, link) + models::all_gather_s(2 * params, shape.dp, link);
+  return models::reduce_scatter_s(4 * params, shape.dp, link);
+}
+
+double param_gather_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
+  if (shape.dp <= 1 || shape.zero == models::ZeroStage::kNone) return 0;
+  return models::all_gather_s(2 * params, shape.dp, models::link_for_group(hardware, shape.dp, shape.tp));
+}
+
+// Not overlapped, the whole synchronisation waits for the pipeline; the
+// overlapped parts are bounded below by nothing.
+double gradient_sync_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
+                       const models::TrainingShape& shape) {
+  const double params = static_cast<double>(memory.params);
+  return (shape.overlap_grad_reduce ? 0 : gradient_reduce_s(params, hardware, shape)) +
+         (shape.overlap_param_gather ? 0 : param_gather_s(params, hardware, shape));
+}
+
+// A share of a chunk's parameters and when it is ready to reduce (its
+// gradients final) or needed (its first forward starts).
+struct SyncPiece {
+  double at_s = 0;
+  double params = 0;
+};
+
+// Megatron reduces and gathers in buckets of a few layers; here one piece
+// per layer. The last backward of a chunk finishes its layers' gradients
+// last layer first, evenly over the pass; its first forward needs them
+// first layer first.
+void add_pieces(std::vector<SyncPiece>& reduce, std::vector<SyncPiece>& gather, const sim::SimulationReport& report,
+                const sim::Schedule& schedule, const ModelStageCosts& costs, const StageSplit& split, int stage) {
+  const auto index = static_cast<std::size_t>(stage);
+  const sim::StageCost& cost = costs.costs.stages[index];
+  const bool split_weights = std::any_of(schedule.actions[static_cast<std::size_t>(schedule.rank_of(stage))].begin(),
+                                         schedule.actions[static_cast<std::size_t>(schedule.rank_of(stage))].end(),
+                                         [](const sim::Action& a) { return a.kind == sim::OpKind::kBackwardWeight; });
+  const double backward = split_weights ? cost.backward_weight_s : cost.backward_input_s + cost.backward_weight_s;
+  const int layers = std::max(1, split.end_layer(stage) - split.first_layer(stage));
+  const double share = costs.stage_params[index] / layers;
+  for (int k = 0; k < layers; ++k) {
+    reduce.push_back({report.stage_grads_ready_s[index] - backward * (layers - 1 - k) / layers, share});
+    gather.push_back({report.stage_first_forward_s[index] + cost.forward_s * k / layers, share});
+  }
+}
+
+// What the overlapped synchronisation leaves exposed, from the replay's
+// timings, on the rank that exposes most. Reduction: each piece goes on the
+// data-parallel link (one at a time) once its gradients are final; what is
+// still running when the pipeline ends is exposed. Gathers: issued at the
+// step's start, one at a time in the order the forward needs them; the step
+// waits for the latest one a forward needs.
+double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedule& schedule,
+                         const ModelStageCosts& costs, const StageSplit& split, const models::HardwareConfig& hardware,
+                         const models::TrainingShape& shape) {
+  double pipeline_end = 0;
+  for (const sim::RankReport& rank : report.ranks_detail) pipeline_end = std::max(pipeline_end, rank.last_end_s);
+  const auto by_time = [](const SyncPiece& a, const SyncPiece& b) { return a.at_s < b.at_s; };
+  double reduce_exposed = 0, gather_exposed = 0;
+  for (int rank = 0; rank < schedule.ranks; ++rank) {
+    std::vector<SyncPiece> reduce, gather;
+    for (int stage = 0; stage < schedule.stages; ++stage) {
+      if (schedule.rank_of(stage) == rank) add_pieces(reduce, gather, report, schedule, costs, split, stage);
+    }
+    if (shape.overlap_grad_reduce) {
+      std::sort(reduce.begin(), reduce.end(), by_time);
+      double link_free = 0;
+      for (const SyncPiece& piece : reduce) {
+        link_free = std::max(link_free, piece.at_s) + gradient_reduce_s(piece.params, hardware, shape);
+      }
+      reduce_exposed = std::max(reduce_exposed, link_free - pipeline_end);
+    }
+    if (shape.overlap_param_gather) {
+      std::sort(gather.begin(), gather.end(), by_time);
+      double gathered = 0;
+      for (const SyncPiece& piece : gather) {
+        gathered += param_gather_s(piece.params, hardware, shape);
+        gather_exposed = std::max(gather_exposed, gathered - piece.at_s);
+      }
+    }
+  }
+  return reduce_exposed + gather_exposed;
 }
 
 // Adam reads and writes the fp32 master weights, both moments and the
@@ -123,6 +200,9 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
   }
   const StepOverhead overhead = step_overhead(costs, hardware, setup.shape);
   result.gradient_sync_s = overhead.gradient_sync_s;
+  if (setup.shape.overlap_grad_reduce || setup.shape.overlap_param_gather) {
+    result.gradient_sync_s += overlapped_sync_s(result.report, schedule, costs, result.split, hardware, setup.shape);
+  }
   result.optimizer_step_s = overhead.optimizer_step_s;
   result.report.memory_limit_bytes =
       setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes : hardware.gpu.usable_memory_bytes();

@@ -18,8 +18,10 @@ std::int64_t to_bytes(double bytes) { return static_cast<std::int64_t>(std::llro
 // costs that many, in time and in bytes.
 sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
   sim::StageCost cost;
-  cost.forward_s = table.forward_s(i, j) * scale;
-  cost.backward_input_s = table.backward_input_s(i, j) * scale;
+  // A weight-gradient pass on its own (split schedules) is queued kernels
+  // with nothing to set up: it pays no pass overhead.
+  cost.forward_s = table.forward_s(i, j) * scale + table.pass_overhead_s();
+  cost.backward_input_s = table.backward_input_s(i, j) * scale + table.pass_overhead_s();
   cost.backward_weight_s = table.backward_weight_s(i, j) * scale;
   cost.activation_bytes = to_bytes(table.activation_bytes(i, j) * scale);
   cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j) * scale);
@@ -62,6 +64,7 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
     const auto rank = static_cast<std::size_t>(schedule.rank_of(stage));
     StaticMemory& memory = result.static_memory[rank];
     memory.params += to_bytes(table.params(i, j));
+    result.stage_params.push_back(table.params(i, j));
     memory.buffers += 2 * result.costs.stages.back().send_bytes;
     working[rank] = std::max(working[rank], table.working_bytes(i, j) * schedule.microbatch_scale);
   }

@@ -30,6 +30,7 @@ struct StaticMemory {
 struct ModelStageCosts {
   sim::PipelineCosts costs;                 // per stage (chunk); static bytes per rank
   std::vector<StaticMemory> static_memory;  // per rank
+  std::vector<double> stage_params;         // per stage (chunk): parameters held
 };
 
 // Static bytes of a stage holding layers [i, j): its training state and the

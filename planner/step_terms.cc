@@ -32,6 +32,16 @@ models::PassTerms rank_work(const models::ModelLayers& layers, const models::Har
   return sum;
 }
 
+// The forward and backward passes the rank runs (a weight-gradient pass of
+// its own pays no pass overhead: planner/stage_costs.cc).
+double overhead_passes(const sim::Schedule& schedule, int rank) {
+  double passes = 0;
+  for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
+    if (action.kind == sim::OpKind::kForward || sim::produces_input_grad(action.kind)) ++passes;
+  }
+  return passes;
+}
+
 }  // namespace
 
 std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
@@ -41,12 +51,14 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
   std::vector<StepTerms> result;
   for (const sim::RankReport& rank : report.ranks_detail) {
     const models::PassTerms work = rank_work(layers, hardware, shape, split, schedule, rank.rank);
-    // The replay's busy time in the time model's proportions: the same
-    // seconds, summed per stage and micro-batch in the replay's order.
-    const double total = work.total_s();
-    const double scale = total > 0 ? rank.busy_s / total : 0;
+    // The replay's busy time, less its passes' overhead, in the time model's
+    // proportions: the same seconds, summed per stage and micro-batch in the
+    // replay's order.
     StepTerms terms;
     terms.rank = rank.rank;
+    terms.pass_overhead_s = std::min(rank.busy_s, overhead_passes(schedule, rank.rank) * hardware.pass_overhead_s);
+    const double total = work.total_s();
+    const double scale = total > 0 ? (rank.busy_s - terms.pass_overhead_s) / total : 0;
     terms.gemm_s = work.gemm_s * scale;
     terms.attention_s = work.attention_s * scale;
     terms.elementwise_s = work.elementwise_s * scale;

@@ -96,6 +96,12 @@ void fill_rank_reports(const Schedule& schedule, const PipelineCosts& costs, con
     busy_total += use.busy_s;
     report.ranks_detail.push_back(rank_report);
   }
+  report.stage_first_forward_s.clear();
+  report.stage_grads_ready_s.clear();
+  for (const StageUsage& stage : usage.stages()) {
+    report.stage_first_forward_s.push_back(std::isfinite(stage.first_forward_s) ? stage.first_forward_s : 0);
+    report.stage_grads_ready_s.push_back(stage.grads_ready_s);
+  }
   // Idle against the iteration, not the rank's own span: waiting for the
   // first input and after the last output is bubble too.
   for (RankReport& rank_report : report.ranks_detail) {
@@ -146,7 +152,7 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   std::optional<Schedule> unpaired;
   if (!options.pair_overlapped) unpair(unpaired.emplace(schedule));
   const Schedule& replayed = unpaired ? *unpaired : schedule;
-  UsageObserver usage(schedule.ranks);
+  UsageObserver usage(schedule.ranks, schedule.stages);
   MemoryObserver memory(costs, schedule.ranks, options.record_timeline);
   TimelineRecorder recorder;
   std::vector<EngineObserver*> observers{&usage, &memory};
@@ -171,7 +177,7 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   if (replay_first) {
     CriticalPath path;
     LinkUse links;
-    UsageObserver replay_usage(schedule.ranks);
+    UsageObserver replay_usage(schedule.ranks, schedule.stages);
     MemoryObserver replay_memory(costs, schedule.ranks, false);
     std::vector<EngineObserver*> replay_observers{&replay_usage, &replay_memory};
     const bool with_path = options.overlap_comm && options.compute_critical_path;

@@ -76,6 +76,10 @@ struct SimulationReport {
   std::size_t transfers = 0;
   int links = 0;
   std::vector<RankReport> ranks_detail;
+  // Per stage: when its first forward starts and when its weight gradients
+  // are final (its last B or W ends).
+  std::vector<double> stage_first_forward_s;
+  std::vector<double> stage_grads_ready_s;
   std::optional<Timeline> timeline;
 
   // The memory each rank may use (sim/memory_fit.h); 0: none was given.

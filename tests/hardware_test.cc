@@ -98,7 +98,7 @@ TEST(Hardware, ClusterFilesOnlyAddANodeCount) {
   EXPECT_EQ(node.nodes, 0);
   EXPECT_EQ(cluster.nodes, 2048);
   EXPECT_DOUBLE_EQ(cluster.gpu.peak_flops_fp8, node.gpu.peak_flops_fp8);
-  EXPECT_DOUBLE_EQ(cluster.gpu.matmul.half_size, node.gpu.matmul.half_size);
+  EXPECT_DOUBLE_EQ(cluster.gpu.matmul.kernel_overhead_s, node.gpu.matmul.kernel_overhead_s);
   EXPECT_DOUBLE_EQ(cluster.network.latency_s, node.network.latency_s);
   EXPECT_EQ(load_hardware("dgx-a100-cluster").nodes, 384);  // 3072 GPUs, Narayanan et al. 2021
 }
@@ -155,7 +155,7 @@ network: {bandwidth: 200Gb/s}
   EXPECT_DOUBLE_EQ(derived.gpu.matmul.max_fraction, 0.7);
   EXPECT_DOUBLE_EQ(derived.network.bandwidth, 25e9);
   // Untouched: everything else, including the other half of the curve.
-  EXPECT_DOUBLE_EQ(derived.gpu.matmul.half_size, base.gpu.matmul.half_size);
+  EXPECT_DOUBLE_EQ(derived.gpu.matmul.kernel_overhead_s, base.gpu.matmul.kernel_overhead_s);
   EXPECT_DOUBLE_EQ(derived.gpu.peak_flops_bf16, base.gpu.peak_flops_bf16);
   EXPECT_DOUBLE_EQ(derived.gpu.memory_bandwidth, base.gpu.memory_bandwidth);
   EXPECT_DOUBLE_EQ(derived.gpu.attention.max_fraction, base.gpu.attention.max_fraction);
@@ -234,6 +234,49 @@ TEST(Hardware, CyclicBasesAreReported) {
   const ParseError error =
       parse_error_of(write_temp("hw_cycle_b.yaml", "base: " + std::filesystem::path(a).filename().string() + "\n"));
   EXPECT_NE(std::string(error.what()).find("cycle"), std::string::npos) << error.what();
+}
+
+}  // namespace
+}  // namespace pipeplan::models
+
+namespace pipeplan::models {
+namespace {
+
+TEST(Hardware, GemmTilesSmsRuntimeAndBusBandwidthAreRead) {
+  const HardwareConfig hw = parse_hardware_yaml(R"(
+base: h100-sxm
+gpu:
+  sms: 100
+  gemm_tiles: [{rows: 64, columns: 64, share: 0.5}]
+  efficiency: {matmul: {kernel_overhead: 7us}}
+node: {bus_bandwidth: 300GB/s}
+runtime: {pass_overhead: 0.5ms}
+)", "tiles.yaml");
+  EXPECT_EQ(hw.gpu.sms, 100);
+  ASSERT_EQ(hw.gpu.gemm_tiles.size(), 1u);
+  EXPECT_EQ(hw.gpu.gemm_tiles[0].rows, 64);
+  EXPECT_DOUBLE_EQ(hw.gpu.gemm_tiles[0].share, 0.5);
+  EXPECT_DOUBLE_EQ(hw.gpu.matmul.kernel_overhead_s, 7e-6);
+  EXPECT_DOUBLE_EQ(hw.node_link.bus_bandwidth, 300e9);
+  EXPECT_DOUBLE_EQ(hw.pass_overhead_s, 5e-4);
+  EXPECT_EQ(hw.gpu.matmul.max_fraction, load_hardware("h100-sxm").gpu.matmul.max_fraction);
+}
+
+TEST(Hardware, GemmFieldsThatCannotBeUsedNameTheFix) {
+  const auto message = [](const std::string& yaml) {
+    try {
+      parse_hardware_yaml("base: h100-sxm\n" + yaml, "bad.yaml");
+    } catch (const ParseError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(message("gpu: {efficiency: {matmul: {half_size: 5e9}}}").find("kernel_overhead"), std::string::npos);
+  EXPECT_NE(message("gpu: {gemm_tiles: [{rows: 128, columns: 128, share: 1.5}]}").find("gemm_tiles[0].share"),
+            std::string::npos);
+  EXPECT_NE(message("gpu: {gemm_tiles: [{rows: 128}]}").find("rows and columns"), std::string::npos);
+  EXPECT_NE(message("gpu: {gemm_tiles: []}").find("gpu.gemm_tiles"), std::string::npos);
+  EXPECT_NE(message("runtime: {overhead: 1ms}").find("overhead"), std::string::npos);
 }
 
 }  // namespace

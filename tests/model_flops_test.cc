@@ -35,7 +35,7 @@ TEST(ModelFlops, ZeroBubbleTable1PerLayer) {
     expect_relative(layer.forward.flops() * t, sbh * (24 * h + 4 * s));
     expect_relative(layer.backward_input.flops() * t, sbh * (24 * h + 8 * s));
     expect_relative(layer.backward_weight.flops() * t, 24 * sbh * h);
-    EXPECT_EQ(layer.backward_weight.attention_flops, 0);
+    EXPECT_EQ(layer.backward_weight.attention_flops(), 0);
     EXPECT_EQ(layer.recompute_flops, 0);
   }
 }
@@ -101,7 +101,7 @@ TEST(ModelFlops, MixtureOfExpertsForwardIsTwiceActiveMatrixParams) {
   const LayerCost layer = expand_layers(model, shape_of(4096, 1, 2)).layers[1];
   const double matrices = 2.0 * (4096.0 * 4096 + 4096.0 * 1024) + 2 * 3 * 4096.0 * 14336 + 4096.0 * 8;
   double gemm = 0;
-  for (const GemmWork& work : layer.forward.gemms) gemm += work.flops * work.count;
+  for (const GemmWork& work : layer.forward.gemms) gemm += work.flops() * work.count;
   expect_relative(gemm * 2, 2 * tokens * matrices);
 }
 
@@ -122,19 +122,55 @@ TEST(ModelFlops, TensorParallelCollectivesPerLayer) {
   // sequence parallelism all-gather + reduce-scatter pairs of the same size.
   const ModelConfig model = load_model("llama3-70b");
   const double payload = 2.0 * 4096 * model.hidden * 2;
+  using Kind = CollectiveKind;
   const LayerCost plain = expand_layers(model, shape_of(4096, 2, 8)).layers[1];
-  EXPECT_DOUBLE_EQ(plain.forward.tp_all_reduce_bytes, 2 * payload);
-  EXPECT_DOUBLE_EQ(plain.backward_input.tp_all_reduce_bytes, 2 * payload);
-  EXPECT_EQ(plain.forward.tp_gather_scatter_bytes, 0);
-  EXPECT_EQ(plain.backward_weight.tp_all_reduce_bytes, 0);
+  EXPECT_DOUBLE_EQ(plain.forward.collective_bytes(Kind::kAllReduce), 2 * payload);
+  EXPECT_DOUBLE_EQ(plain.backward_input.collective_bytes(Kind::kAllReduce), 2 * payload);
+  EXPECT_EQ(plain.forward.collective_bytes(Kind::kAllGather), 0);
+  EXPECT_TRUE(plain.backward_weight.collectives.empty());
+  // Two calls of the whole payload each, not one of twice it: each pays its latency.
+  ASSERT_EQ(plain.forward.collectives.size(), 1u);
+  EXPECT_EQ(plain.forward.collectives[0].count, 2);
+  EXPECT_DOUBLE_EQ(plain.forward.collectives[0].bytes, payload);
   const LayerCost sp = expand_layers(model, shape_of(4096, 2, 8, Recompute::kNone, true)).layers[1];
-  EXPECT_DOUBLE_EQ(sp.forward.tp_gather_scatter_bytes, 2 * payload);
-  EXPECT_EQ(sp.forward.tp_all_reduce_bytes, 0);
+  EXPECT_DOUBLE_EQ(sp.forward.collective_bytes(Kind::kAllGather), 2 * payload);
+  EXPECT_DOUBLE_EQ(sp.forward.collective_bytes(Kind::kReduceScatter), 2 * payload);
+  EXPECT_EQ(sp.forward.collective_bytes(Kind::kAllReduce), 0);
+  // The backward's are the conjugates: as many of each kind.
+  EXPECT_DOUBLE_EQ(sp.backward_input.collective_bytes(Kind::kAllGather), 2 * payload);
+  EXPECT_DOUBLE_EQ(sp.backward_input.collective_bytes(Kind::kReduceScatter), 2 * payload);
   const LayerCost single = expand_layers(model, shape_of(4096, 2, 1)).layers[1];
-  EXPECT_EQ(single.forward.tp_all_reduce_bytes + single.forward.tp_gather_scatter_bytes, 0);
+  EXPECT_TRUE(single.forward.collectives.empty());
   // Full recompute re-runs the forward's collectives in the backward.
   const LayerCost full = expand_layers(model, shape_of(4096, 2, 8, Recompute::kFull)).layers[1];
-  EXPECT_DOUBLE_EQ(full.backward_input.tp_all_reduce_bytes, 4 * payload);
+  EXPECT_DOUBLE_EQ(full.backward_input.collective_bytes(Kind::kAllReduce), 4 * payload);
+}
+
+TEST(ModelFlops, BackwardGemmsAreTheTransposedShapes) {
+  // A column-parallel QKV of Llama 3 70B at t = 8 on 2048 tokens:
+  // X [2048 x 8192] times W [8192 x (8192 + 2 x 1024) / 8]. Its input
+  // gradient sums over the 1280 output columns; its weight gradient over
+  // the 2048 tokens.
+  const ModelConfig model = load_model("llama3-70b");
+  const LayerCost layer = expand_layers(model, shape_of(2048, 1, 8)).layers[1];
+  const GemmWork qkv = layer.forward.gemms[0];
+  EXPECT_DOUBLE_EQ(qkv.m, 2048);
+  EXPECT_DOUBLE_EQ(qkv.n, 1280);
+  EXPECT_DOUBLE_EQ(qkv.k, 8192);
+  const GemmWork dgrad = layer.backward_input.gemms[0];
+  EXPECT_DOUBLE_EQ(dgrad.m, 2048);
+  EXPECT_DOUBLE_EQ(dgrad.n, 8192);
+  EXPECT_DOUBLE_EQ(dgrad.k, 1280);
+  const GemmWork wgrad = layer.backward_weight.gemms[0];
+  EXPECT_DOUBLE_EQ(wgrad.m, 8192);
+  EXPECT_DOUBLE_EQ(wgrad.n, 1280);
+  EXPECT_DOUBLE_EQ(wgrad.k, 2048);
+  // The row-parallel output projection splits its input: [2048 x 1024] x [1024 x 8192].
+  const GemmWork projection = layer.forward.gemms[1];
+  EXPECT_DOUBLE_EQ(projection.n, 8192);
+  EXPECT_DOUBLE_EQ(projection.k, 1024);
+  EXPECT_DOUBLE_EQ(qkv.flops(), dgrad.flops());
+  EXPECT_DOUBLE_EQ(qkv.flops(), wgrad.flops());
 }
 
 TEST(ModelFlops, ElementwiseTrafficBackwardAboutTwiceForward) {

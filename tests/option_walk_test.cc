@@ -128,6 +128,8 @@ const Args kSimulate{
     {"no-flash-attention", "--no-flash-attention"},
     {"dp", "--dp 2"},
     {"zero", "--zero 1"},
+    {"overlap-grad-reduce", "--overlap-grad-reduce"},
+    {"overlap-param-gather", "--overlap-param-gather"},
     {"memory-cap", "--memory-cap 1GiB"},
     {"no-overlap", "--no-overlap"},
     {"recv-placement", "--recv-placement pytorch"},

@@ -61,7 +61,7 @@ TEST(ReplayShortcut, GivesTheEnginesFiguresAndTheGraphsCriticalPath) {
         const SimulationReport report = simulate(schedule, costs, topology);
         // The reference: the engine on the lowered form, the graph's path.
         const Schedule lowered = lower_communication(schedule, RecvPlacement::kBeforeUse);
-        UsageObserver usage(schedule.ranks);
+        UsageObserver usage(schedule.ranks, schedule.stages);
         MemoryObserver memory(costs, schedule.ranks, false);
         std::vector<EngineObserver*> observers{&usage, &memory};
         const EngineResult engine = run_engine(lowered, costs, topology, {true}, observers);

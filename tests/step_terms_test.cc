@@ -45,16 +45,41 @@ TEST(StepTerms, EveryRankAddsUpToTheIteration) {
   for (const StepTerms& terms : result.terms) {
     const sim::RankReport& rank = result.report.ranks_detail[static_cast<std::size_t>(terms.rank)];
     EXPECT_NEAR(terms.total_s(), result.iteration_time_s, 1e-12 * result.iteration_time_s);
-    EXPECT_NEAR(terms.gemm_s + terms.attention_s + terms.elementwise_s + terms.tp_comm_s, rank.busy_s,
-                1e-12 * rank.busy_s);
+    EXPECT_NEAR(terms.gemm_s + terms.attention_s + terms.elementwise_s + terms.tp_comm_s + terms.pass_overhead_s,
+                rank.busy_s, 1e-12 * rank.busy_s);
+    // 64 micro-batches through 12 chunks, a forward and a backward each.
+    EXPECT_NEAR(terms.pass_overhead_s, 64 * 12 * 2 * models::load_hardware("h100-sxm").pass_overhead_s, 1e-12);
     EXPECT_NEAR(terms.p2p_exposed_s + terms.bubble_s, result.pipeline_s - rank.busy_s, 1e-9);
     EXPECT_EQ(terms.dp_sync_s, result.gradient_sync_s);
     EXPECT_EQ(terms.optimizer_s, result.optimizer_step_s);
-    for (double term : {terms.gemm_s, terms.attention_s, terms.elementwise_s, terms.tp_comm_s, terms.p2p_exposed_s,
-                        terms.bubble_s, terms.dp_sync_s, terms.optimizer_s}) {
+    for (double term : {terms.gemm_s, terms.attention_s, terms.elementwise_s, terms.tp_comm_s, terms.pass_overhead_s,
+                        terms.p2p_exposed_s, terms.bubble_s, terms.dp_sync_s, terms.optimizer_s}) {
       EXPECT_GT(term, 0);
     }
   }
+}
+
+TEST(StepTerms, OverlappedGradientSyncHidesBehindTheBackward) {
+  // Megatron's --overlap-grad-reduce / --overlap-param-gather: with 12
+  // chunks per rank most of each chunk's reduce-scatter runs behind the
+  // chunks still in backward; never more exposed than without overlap.
+  const ModelSimulation plain = explained("gpt3-175b", "dgx-h100-cluster", gpt3_shape(), 8, 64, "Interleaved1F1B", 12);
+  models::TrainingShape shape = gpt3_shape();
+  shape.overlap_grad_reduce = true;
+  const ModelSimulation reduce = explained("gpt3-175b", "dgx-h100-cluster", shape, 8, 64, "Interleaved1F1B", 12);
+  shape.overlap_param_gather = true;
+  const ModelSimulation both = explained("gpt3-175b", "dgx-h100-cluster", shape, 8, 64, "Interleaved1F1B", 12);
+  EXPECT_LT(reduce.gradient_sync_s, 0.6 * plain.gradient_sync_s);
+  EXPECT_LT(both.gradient_sync_s, reduce.gradient_sync_s);
+  EXPECT_GE(both.gradient_sync_s, 0);
+  EXPECT_EQ(both.pipeline_s, plain.pipeline_s);  // the pipeline itself is untouched
+  // One chunk per rank: only the last backward's layers hide their
+  // gradients' reduction, so most of it stays exposed.
+  const ModelSimulation one = explained("gpt3-175b", "dgx-h100-cluster", shape, 8, 64, "1F1B");
+  models::TrainingShape no_overlap = gpt3_shape();
+  const ModelSimulation one_plain = explained("gpt3-175b", "dgx-h100-cluster", no_overlap, 8, 64, "1F1B");
+  EXPECT_LT(one.gradient_sync_s, one_plain.gradient_sync_s);
+  EXPECT_GT(one.gradient_sync_s, 0.5 * one_plain.gradient_sync_s);
 }
 
 TEST(StepTerms, OneGpuHasNoCommunicationAndNoBubble) {
