@@ -7,7 +7,6 @@
 
 #include <Eigen/Dense>
 #include <unsupported/Eigen/LevenbergMarquardt>
-#include <unsupported/Eigen/NumericalDiff>
 
 #include <algorithm>
 #include <cmath>
@@ -47,11 +46,16 @@ planner::ModelSimulation simulate(const PreparedRun& prepared, const models::Har
   }
 }
 
+// What the run measured: the whole step, or the pipeline alone (validate).
+double predicted_step_s(const MeasuredRun& run, const planner::ModelSimulation& result) {
+  return run.pipeline_only ? result.pipeline_s : result.iteration_time_s;
+}
+
 RunPrediction prediction(const PreparedRun& prepared, const models::HardwareConfig& hardware) {
   const planner::ModelSimulation result = simulate(prepared, hardware);
   RunPrediction row;
   row.run = *prepared.run;
-  row.predicted_s = result.iteration_time_s;
+  row.predicted_s = predicted_step_s(row.run, result);
   row.error = (row.predicted_s - row.run.step_time_s) / row.run.step_time_s;
   row.predicted_mfu = result.mfu;
   row.predicted_peak_bytes = result.peak_memory_bytes();
@@ -88,7 +92,7 @@ class Residuals {
     for (std::size_t i = 0; i < runs_->size(); ++i) {
       const PreparedRun& run = (*runs_)[i];
       errors(static_cast<Eigen::Index>(i)) =
-          simulate(run, hardware).iteration_time_s / run.run->step_time_s - 1;
+          predicted_step_s(*run.run, simulate(run, hardware)) / run.run->step_time_s - 1;
     }
     ++evaluations_;
     return errors;
@@ -116,6 +120,20 @@ struct SolverFunctor : Eigen::DenseFunctor<double> {
       : Eigen::DenseFunctor<double>(parameters, residuals.runs()), residuals_(&residuals) {}
   int operator()(const Eigen::VectorXd& free, Eigen::VectorXd& errors) const {
     errors = residuals_->at(residuals_->values_of(free));
+    return 0;
+  }
+  // Central differences a ten-thousandth of a unit wide in the solver's
+  // coordinates: wide enough that a step moves every step time well above
+  // rounding, narrow against the curvature of a logit.
+  int df(const Eigen::VectorXd& free, Eigen::MatrixXd& jacobian) const {
+    constexpr double kStep = 1e-4;
+    for (Eigen::Index j = 0; j < free.size(); ++j) {
+      Eigen::VectorXd up = free, down = free;
+      up(j) += kStep;
+      down(j) -= kStep;
+      jacobian.col(j) = (residuals_->at(residuals_->values_of(up)) - residuals_->at(residuals_->values_of(down))) /
+                        (2 * kStep);
+    }
     return 0;
   }
   const Residuals* residuals_;
@@ -269,8 +287,7 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
   check_distinguishable(start_jacobian, start_scale, options.fit);
 
   SolverFunctor functor(residuals, parameters);
-  Eigen::NumericalDiff<SolverFunctor> numeric(functor);
-  Eigen::LevenbergMarquardt<Eigen::NumericalDiff<SolverFunctor>> solver(numeric);
+  Eigen::LevenbergMarquardt<SolverFunctor> solver(functor);
   solver.setXtol(1e-14);
   solver.setFtol(1e-14);
   solver.setGtol(0);

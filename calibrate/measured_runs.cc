@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 
+#include "calibrate/validation_runs.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "common/yaml_fields.h"
@@ -19,7 +21,7 @@ class RunReader {
     check_keys(node_, file_, "a run",
                {"name", "source", "model", "hardware", "gpus", "tp", "pp", "vp", "micro_batch_size", "global_batch",
                 "seq", "schedule", "recompute", "sequence_parallel", "distributed_optimizer",
-                "overlap_grad_reduce", "overlap_param_gather", "step_time", "mfu",
+                "overlap_grad_reduce", "overlap_param_gather", "grad_reduce_in_bf16", "tp_comm_overlap", "step_time", "mfu",
                 "peak_memory"});
     MeasuredRun run;
     run.place = fmt::format("{}:{}", file_, node_.Mark().line + 1);
@@ -44,6 +46,8 @@ class RunReader {
     run.distributed_optimizer = flag("distributed_optimizer");
     run.overlap_grad_reduce = flag("overlap_grad_reduce");
     run.overlap_param_gather = flag("overlap_param_gather");
+    run.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
+    run.tp_comm_overlap = flag("tp_comm_overlap");
     if (!node_["step_time"]) fail("step_time", "is missing; every run gives its measured step time, e.g. '8.309s'");
     run.step_time_s = parse_at(node_["step_time"], file_, "step_time", [](const std::string& value, const std::string& field) {
       return parse_duration_s(value, field, 1.0);
@@ -104,6 +108,9 @@ class RunReader {
     }
     if (run.sequence_parallel && run.tp == 1) fail("sequence_parallel", "needs tp > 1; drop it");
     if (run.overlap_grad_reduce && dp == 1) fail("overlap_grad_reduce", "needs more than one data-parallel rank; drop it");
+    if (run.tp_comm_overlap && !run.sequence_parallel) {
+      fail("tp_comm_overlap", "overlaps sequence parallelism's collectives; set sequence_parallel too");
+    }
     if (run.overlap_param_gather && !run.distributed_optimizer) {
       fail("overlap_param_gather", "overlaps the distributed optimizer's gather; set distributed_optimizer too");
     }
@@ -129,6 +136,11 @@ std::vector<MeasuredRun> read_runs_yaml(const std::string& path) {
   });
 }
 
+std::vector<MeasuredRun> read_runs_file(const std::string& path) {
+  if (std::filesystem::path(path).extension() == ".json") return {read_validation_run(path)};
+  return read_runs_yaml(path);
+}
+
 planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model) {
   planner::PipelineSetup setup;
   models::TrainingShape& shape = setup.shape;
@@ -141,11 +153,14 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.zero = run.distributed_optimizer ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
   shape.overlap_grad_reduce = run.overlap_grad_reduce;
   shape.overlap_param_gather = run.overlap_param_gather;
+  shape.grad_reduce_in_bf16 = run.grad_reduce_in_bf16;
+  shape.tp_comm_overlap = run.tp_comm_overlap;
   models::check_sequence_length(model, run.seq, false);
   setup.pp = run.pp;
   setup.virtual_stages = run.vp;
   setup.schedule = run.schedule;
   setup.microbatches = run.global_batch / (shape.dp * run.micro_batch_size);
+  setup.split = run.split;
   return setup;
 }
 

@@ -30,6 +30,12 @@ struct MeasuredRun {
   bool distributed_optimizer = false;  // Megatron's: ZeRO-1 over the data-parallel ranks
   bool overlap_grad_reduce = false;    // Megatron's --overlap-grad-reduce
   bool overlap_param_gather = false;   // and --overlap-param-gather
+  bool grad_reduce_in_bf16 = false;    // --grad-reduce-in-bf16 (NeMo: grad_sync_dtype bf16)
+  bool tp_comm_overlap = false;        // --tp-comm-overlap (NeMo: ub_tp_comm_overlap)
+  // A `pipeplan validate` run: the pipeline alone (t = d = 1, no optimizer
+  // step), its split the plan's; its prediction is the pipeline's time.
+  bool pipeline_only = false;
+  std::optional<planner::StageSplit> split;
   double step_time_s = 0;
   std::optional<double> mfu;                // measured, a fraction
   std::optional<double> peak_memory_bytes;  // measured, per GPU
@@ -38,6 +44,10 @@ struct MeasuredRun {
 // Reads and checks a runs file: every field known and in range, the layout
 // dividing the GPUs and the global batch. Errors name the file and line.
 std::vector<MeasuredRun> read_runs_yaml(const std::string& path);
+
+// A runs YAML or a `pipeplan validate` comparison.json (told apart by the
+// name's extension, .json).
+std::vector<MeasuredRun> read_runs_file(const std::string& path);
 
 // What a run's layout gives the simulator: data-parallel size and
 // micro-batches per replica from the GPUs and the global batch.

@@ -1,6 +1,7 @@
 #include "cli/calibrate_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <memory>
@@ -14,7 +15,7 @@ namespace pipeplan::cli {
 namespace {
 
 struct CalibrateOptions {
-  std::string runs_file;
+  std::vector<std::string> runs_files;
   std::string fit;
   int holdout = 0;
   std::string out;
@@ -37,7 +38,10 @@ commands::CommandOutput report_only(const std::vector<calibrate::MeasuredRun>& r
 }
 
 void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
-  const std::vector<calibrate::MeasuredRun> runs = calibrate::read_runs_yaml(options.runs_file);
+  std::vector<calibrate::MeasuredRun> runs;
+  for (const std::string& file : options.runs_files) {
+    for (calibrate::MeasuredRun& run : calibrate::read_runs_file(file)) runs.push_back(std::move(run));
+  }
   if (options.report) {
     for (const char* name : {"--fit", "--holdout", "--out", "--name"}) {
       if (command.count(name) > 0) {
@@ -60,7 +64,7 @@ void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
   commands::CommandOutput output{calibrate::calibration_json(calibration), calibrate::calibration_text(calibration)};
   if (!options.out.empty()) {
     std::ofstream file(options.out);
-    file << calibrate::calibrated_hardware_yaml(calibration, name, options.runs_file);
+    file << calibrate::calibrated_hardware_yaml(calibration, name, fmt::format("{}", fmt::join(options.runs_files, " ")));
     if (!file) throw InputError(fmt::format("--out: cannot write '{}'", options.out));
     output.json["wrote"] = options.out;
     output.text += fmt::format("wrote {} ({}, base {}): use it as --hardware {}\n", options.out, name, calibration.base,
@@ -79,7 +83,11 @@ void register_calibrate_command(CLI::App& app) {
       "calibrate",
       "Fit a hardware description's efficiency parameters to measured runs (a YAML list of runs: model, hardware, "
       "layout, measured step time) and write the fitted description; --report prints each run's error as it stands");
-  command->add_option("runs", options->runs_file, "Runs YAML (see configs/calibration/)")->required();
+  command
+      ->add_option("runs", options->runs_files,
+                   "Runs YAML files (see configs/calibration/) and comparison.json files written by pipeplan validate "
+                   "(the pipeline alone, on the plan's hardware)")
+      ->required();
   command->add_option("--fit", options->fit,
                       "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, "
                       "gpu.efficiency.attention.max, gpu.efficiency.memory.max]");

@@ -27,9 +27,13 @@ std::vector<std::string> long_names(const CLI::App& command) {
   return names;
 }
 
+// A positional taking a list (`calibrate RUNS...`) takes every word left.
 std::size_t positional_slots(const CLI::App& command) {
   std::size_t slots = 0;
-  for (const CLI::Option* option : command.get_options()) slots += option->get_positional() ? 1 : 0;
+  for (const CLI::Option* option : command.get_options()) {
+    if (!option->get_positional()) continue;
+    slots += static_cast<std::size_t>(std::max(1, option->get_items_expected_max()));
+  }
   return slots;
 }
 

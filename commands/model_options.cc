@@ -34,12 +34,22 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
   command.add_flag("--overlap-param-gather", options.overlap_param_gather,
                    "With --zero 1: gather the updated weights behind the next step's forward passes (Megatron's "
                    "--overlap-param-gather; default: after the optimizer)");
+  command.add_flag("--grad-reduce-in-bf16", options.grad_reduce_in_bf16,
+                   "Gradient buffers and their data-parallel reduction in bf16 instead of fp32 (Megatron's "
+                   "--grad-reduce-in-bf16)");
+  command.add_flag("--tp-comm-overlap", options.tp_comm_overlap,
+                   "With --sequence-parallel: each tensor-parallel all-gather and reduce-scatter in t chunks beside "
+                   "its GEMM (Megatron's --tp-comm-overlap; default: exposed)");
 }
 
 void check_overlap_flags(const models::TrainingShape& shape) {
   if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.dp == 1) {
     throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with --dp 1 "
                      "there is none; drop them or raise --dp");
+  }
+  if (shape.tp_comm_overlap && !(shape.sequence_parallel && shape.tp > 1)) {
+    throw InputError("--tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters: give "
+                     "--sequence-parallel and --tp above 1 with it");
   }
   if (shape.overlap_param_gather && shape.zero != models::ZeroStage::kOptimizer) {
     throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight all-gather: give --zero 1 "
@@ -78,6 +88,8 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.zero = static_cast<models::ZeroStage>(options.zero);
   shape.overlap_grad_reduce = options.overlap_grad_reduce;
   shape.overlap_param_gather = options.overlap_param_gather;
+  shape.grad_reduce_in_bf16 = options.grad_reduce_in_bf16;
+  shape.tp_comm_overlap = options.tp_comm_overlap;
   check_overlap_flags(shape);
   return shape;
 }

@@ -24,6 +24,8 @@ struct ShapeOptions {
   bool allow_long_context = false;
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  bool grad_reduce_in_bf16 = false;
+  bool tp_comm_overlap = false;
 };
 
 constexpr int kDefaultSeqCap = 8192;
@@ -31,7 +33,8 @@ constexpr int kDefaultSeqCap = 8192;
 // --micro-batch-size, --seq, --allow-long-context, --tp,
 // --sequence-parallel / --no-sequence-parallel, --recompute,
 // --no-flash-attention; with `with_data_parallel` also --dp, --zero,
-// --overlap-grad-reduce and --overlap-param-gather.
+// --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
+// --tp-comm-overlap (the step-level settings `simulate` costs).
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
 
 // Checks every value (and the sequence against the model's context).
@@ -41,7 +44,8 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
 // would change anything).
 void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero);
 // Refuses the overlap flags where there is nothing to overlap: d = 1, or
-// --overlap-param-gather without the distributed optimizer (--zero 1).
+// --overlap-param-gather without the distributed optimizer (--zero 1), or
+// --tp-comm-overlap without sequence parallelism.
 void check_overlap_flags(const models::TrainingShape& shape);
 
 // The help text of --allow-long-context, shared with `plan`.

@@ -139,6 +139,8 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("no-flash-attention")) shape.flash_attention = false;
   if (has("overlap-grad-reduce")) shape.overlap_grad_reduce = true;
   if (has("overlap-param-gather")) shape.overlap_param_gather = true;
+  if (has("grad-reduce-in-bf16")) shape.grad_reduce_in_bf16 = true;
+  if (has("tp-comm-overlap")) shape.tp_comm_overlap = true;
   for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
                              std::pair{shape.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
@@ -200,7 +202,7 @@ const std::vector<std::string_view>& plan_override_options() {
   static const std::vector<std::string_view> kOptions{
       "hardware", "layers", "layout", "profile", "micro-batch-size", "seq", "allow-long-context", "tp",
       "sequence-parallel", "recompute", "no-flash-attention", "dp", "zero", "overlap-grad-reduce",
-      "overlap-param-gather", "schedule", "stages", "microbatches",
+      "overlap-param-gather", "grad-reduce-in-bf16", "tp-comm-overlap", "schedule", "stages", "microbatches",
       "virtual", "microbatch-group-size"};
   return kOptions;
 }

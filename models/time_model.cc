@@ -87,13 +87,23 @@ double collective_s(const CollectiveWork& call, int ranks, const LinkSpec& link)
 }
 
 // Tensor-parallel collectives, each call on its own (so each pays its ring's
-// latency), not overlapped with compute (Megatron's default).
-double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, int tp) {
+// latency), not overlapped with compute (Megatron's default). With
+// --tp-comm-overlap each all-gather and reduce-scatter is cut into t chunks
+// that run beside the chunks of its GEMM: the first chunk waits, the rest
+// hide behind the pass's GEMMs as far as those last. All-reduces (without
+// sequence parallelism, and the loss's) stay exposed.
+double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape,
+                         double gemm_s) {
+  const int tp = shape.tp;
   if (tp <= 1) return 0;
   const LinkSpec& link = link_for_group(hardware, tp, 1);
-  double seconds = 0;
-  for (const CollectiveWork& call : pass.collectives) seconds += call.count * collective_s(call, tp, link);
-  return seconds;
+  double exposed = 0, overlappable = 0;
+  for (const CollectiveWork& call : pass.collectives) {
+    const double seconds = call.count * collective_s(call, tp, link);
+    (shape.tp_comm_overlap && call.kind != CollectiveKind::kAllReduce ? overlappable : exposed) += seconds;
+  }
+  const double first_chunks = overlappable / tp;
+  return exposed + first_chunks + std::max(0.0, overlappable - first_chunks - gemm_s);
 }
 
 }  // namespace
@@ -105,7 +115,7 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
   terms.attention_s = attention_s(pass, gpu, shape.flash_attention);
   terms.elementwise_s =
       at_rate(pass.memory_bytes, gpu.memory_bandwidth * gpu.memory.at(pass.memory_bytes), "gpu.memory_bandwidth");
-  terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape.tp);
+  terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape, terms.gemm_s);
   return terms;
 }
 

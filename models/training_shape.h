@@ -29,6 +29,14 @@ struct TrainingShape {
   // step's forward passes. Off: both wait for the pipeline (the default).
   bool overlap_grad_reduce = false;
   bool overlap_param_gather = false;
+  // Megatron's --grad-reduce-in-bf16: the gradient buffers, and so their
+  // data-parallel reduction, in bf16 (2 bytes) instead of fp32 (4).
+  bool grad_reduce_in_bf16 = false;
+  // Megatron's --tp-comm-overlap (Transformer Engine's userbuffers, with
+  // sequence parallelism): each all-gather and reduce-scatter runs in t
+  // chunks beside the GEMM it feeds or follows.
+  bool tp_comm_overlap = false;
+  double gradient_bytes() const { return grad_reduce_in_bf16 ? 2.0 : 4.0; }
   int activation_bytes_per_element = 2;  // bf16 activations
 };
 

@@ -8,18 +8,17 @@ namespace {
 // Mixed-precision Adam (reference.md; Rajbhandari et al. 2020, ZeRO Sec. 3):
 // bf16 weights, fp32 gradients, fp32 master weights + first + second moments.
 constexpr double kWeightBytes = 2;
-constexpr double kGradientBytes = 4;
 constexpr double kOptimizerBytes = 12;
 
 }  // namespace
 
-StateBytes state_bytes_per_param(ZeroStage zero, int dp) {
+StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes) {
   const double d = std::max(dp, 1);
   const int stage = static_cast<int>(zero);
   // Each ZeRO stage shards one more of optimizer, gradients, weights over d.
   return StateBytes{
       .weights = stage >= 3 ? kWeightBytes / d : kWeightBytes,
-      .gradients = stage >= 2 ? kGradientBytes / d : kGradientBytes,
+      .gradients = stage >= 2 ? gradient_bytes / d : gradient_bytes,
       .optimizer = stage >= 1 ? kOptimizerBytes / d : kOptimizerBytes,
   };
 }

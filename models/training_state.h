@@ -17,6 +17,8 @@ struct StateBytes {
   double total() const { return weights + gradients + optimizer; }
 };
 
-StateBytes state_bytes_per_param(ZeroStage zero, int dp);
+// `gradient_bytes`: 4 (fp32 gradient buffers, Megatron's default) or 2
+// (--grad-reduce-in-bf16).
+StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes = 4);
 
 }  // namespace pipeplan::models

@@ -61,7 +61,7 @@ std::vector<LayerContext> layer_contexts(const PlanRequest& request, const Searc
     if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
     LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
     const double flops = models::model_flops_per_microbatch(layers, shape);
-    const double state = models::state_bytes_per_param(shape.zero, shape.dp).total();
+    const double state = models::state_bytes_per_param(shape.zero, shape.dp, shape.gradient_bytes()).total();
     contexts.push_back({shape, std::move(layers), std::move(table), flops, state});
   }
   return contexts;

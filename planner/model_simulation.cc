@@ -14,13 +14,15 @@ namespace pipeplan::planner {
 namespace {
 
 // Megatron reduces gradients over the data-parallel group: an all-reduce of
-// fp32 gradients, or with the distributed optimizer a reduce-scatter of them
-// and, after the optimizer, an all-gather of the bf16 weights.
+// the gradient buffers (fp32, or bf16 with --grad-reduce-in-bf16), or with
+// the distributed optimizer a reduce-scatter of them and, after the
+// optimizer, an all-gather of the bf16 weights.
 double gradient_reduce_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   if (shape.dp <= 1) return 0;
   const models::LinkSpec& link = models::link_for_group(hardware, shape.dp, shape.tp);
-  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(4 * params, shape.dp, link);
-  return models::reduce_scatter_s(4 * params, shape.dp, link);
+  const double bytes = shape.gradient_bytes() * params;
+  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, shape.dp, link);
+  return models::reduce_scatter_s(bytes, shape.dp, link);
 }
 
 double param_gather_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
@@ -102,12 +104,13 @@ double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedul
   return reduce_exposed + gather_exposed;
 }
 
-// Adam reads and writes the fp32 master weights, both moments and the
-// gradients (32 bytes per parameter) and writes the bf16 weights (2).
+// Adam reads and writes the fp32 master weights and both moments (24 bytes
+// per parameter), reads and writes the gradients (8 in fp32, 4 in bf16) and
+// writes the bf16 weights (2).
 double optimizer_step_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
                         const models::TrainingShape& shape) {
   const double shard = shape.zero == models::ZeroStage::kNone ? 1.0 : 1.0 / shape.dp;
-  const double bytes = static_cast<double>(memory.params) * shard * 34.0;
+  const double bytes = static_cast<double>(memory.params) * shard * (26.0 + 2 * shape.gradient_bytes());
   return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
 }
 

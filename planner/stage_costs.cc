@@ -34,7 +34,7 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
 }  // namespace
 
 double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j) {
-  const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp);
+  const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp, shape.gradient_bytes());
   return table.params(i, j) * state.total() + 2 * table.boundary_bytes(j);
 }
 
@@ -56,7 +56,7 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
   ModelStageCosts result;
   result.costs.stages.reserve(static_cast<std::size_t>(schedule.stages));
   result.static_memory.resize(static_cast<std::size_t>(schedule.ranks));
-  const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp);
+  const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp, shape.gradient_bytes());
   std::vector<double> working(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
     const int i = split.first_layer(stage), j = split.end_layer(stage);

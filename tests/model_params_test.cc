@@ -154,6 +154,9 @@ TEST(ModelParams, TrainingStateBytesPerParameterByZeroStage) {
   EXPECT_DOUBLE_EQ(state_bytes_per_param(ZeroStage::kGradients, 8).total(), 2.0 + 16.0 / 8);
   EXPECT_DOUBLE_EQ(state_bytes_per_param(ZeroStage::kWeights, 8).total(), 18.0 / 8);
   EXPECT_DOUBLE_EQ(state_bytes_per_param(ZeroStage::kOptimizer, 1).total(), 18.0);
+  // --grad-reduce-in-bf16: 2-byte gradient buffers.
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(ZeroStage::kOptimizer, 8, 2).total(), 4.0 + 12.0 / 8);
+  EXPECT_DOUBLE_EQ(state_bytes_per_param(ZeroStage::kGradients, 8, 2).gradients, 2.0 / 8);
 }
 
 }  // namespace

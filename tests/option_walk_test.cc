@@ -130,6 +130,8 @@ const Args kSimulate{
     {"zero", "--zero 1"},
     {"overlap-grad-reduce", "--overlap-grad-reduce"},
     {"overlap-param-gather", "--overlap-param-gather"},
+    {"grad-reduce-in-bf16", "--grad-reduce-in-bf16"},
+    {"tp-comm-overlap", "--tp-comm-overlap"},
     {"memory-cap", "--memory-cap 1GiB"},
     {"no-overlap", "--no-overlap"},
     {"recv-placement", "--recv-placement pytorch"},

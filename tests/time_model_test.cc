@@ -114,6 +114,29 @@ TEST(TimeModel, EachCollectiveCallPaysItsLatency) {
               1e-15);
 }
 
+TEST(TimeModel, TpCommOverlapHidesAllButTheFirstChunk) {
+  // t = 4 on toy NVLink: an all-gather and a reduce-scatter of 4e8 bytes
+  // (0.75 ms + 6 us each) beside 1e12 FLOPs of GEMM (1.255 ms): a quarter
+  // of them waits, the rest hides. The loss's all-reduce stays exposed.
+  TrainingShape shape;
+  shape.tp = 4;
+  shape.sequence_parallel = true;
+  PassWork pass;
+  pass.gemms = {{1e4, 1e4, 5e3, 1}};
+  pass.collectives = {{CollectiveKind::kAllGather, 4e8, 1},
+                      {CollectiveKind::kReduceScatter, 4e8, 1},
+                      {CollectiveKind::kAllReduce, 1e6, 1}};
+  const double pair = 2 * (3.0 / 4 * 4e8 / 400e9 + 3 * 2e-6);
+  const double all_reduce = 2.0 * 3 / 4 * 1e6 / 400e9 + 6 * 2e-6;
+  EXPECT_NEAR(pass_terms(pass, toy_hardware(), shape).tp_comm_s, pair + all_reduce, 1e-15);
+  shape.tp_comm_overlap = true;
+  EXPECT_NEAR(pass_terms(pass, toy_hardware(), shape).tp_comm_s, pair / 4 + all_reduce, 1e-15);
+  // With too little GEMM to hide behind, what it cannot cover shows.
+  pass.gemms = {{1e3, 1e3, 5e2, 1}};
+  const double gemm = 1e9 / 0.8e15 + 5e-6;
+  EXPECT_NEAR(pass_terms(pass, toy_hardware(), shape).tp_comm_s, pair / 4 + (pair * 3 / 4 - gemm) + all_reduce, 1e-15);
+}
+
 TEST(TimeModel, FlashAttentionBackwardRecomputesTheScores) {
   // The gradient counts twice the forward's FLOPs but FlashAttention runs
   // 2.5 times the forward's work (it recomputes Q K^T and the softmax).

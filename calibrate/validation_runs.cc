@@ -1,0 +1,89 @@
+#include "calibrate/validation_runs.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/error.h"
+#include "models/model_config.h"
+#include "planner/plan_file.h"
+#include "planner/stage_split.h"
+
+namespace pipeplan::calibrate {
+namespace {
+
+namespace fs = std::filesystem;
+
+nlohmann::json load_json(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) throw InputError(fmt::format("{}: cannot read it; give a comparison.json written by pipeplan validate", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& error) {
+    throw InputError(fmt::format("{}: not JSON ({}); give a comparison.json written by pipeplan validate", path,
+                                 error.what()));
+  }
+}
+
+std::string plan_path(const std::string& comparison_path, const std::string& named) {
+  const fs::path here = fs::path(comparison_path).parent_path();
+  for (const fs::path& candidate : {fs::path(named), here / named, here.parent_path() / named}) {
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error)) return candidate.string();
+  }
+  throw InputError(fmt::format("{}: plan: '{}' is not found as named, next to it or above it; run calibrate where "
+                               "validate ran, or put the plan beside the comparison",
+                               comparison_path, named));
+}
+
+}  // namespace
+
+MeasuredRun read_validation_run(const std::string& comparison_path) {
+  const nlohmann::json json = load_json(comparison_path);
+  const auto fail = [&](const char* field, const std::string& message) {
+    throw InputError(fmt::format("{}: {}: {}", comparison_path, field, message));
+  };
+  if (!json.is_object() || !json.contains("plan") || !json["plan"].is_string()) {
+    fail("plan", "missing; give a comparison.json written by pipeplan validate");
+  }
+  if (!json.contains("measured_iteration_s") || !json["measured_iteration_s"].is_number()) {
+    fail("measured_iteration_s", "missing; give a comparison.json written by pipeplan validate");
+  }
+  const double measured = json["measured_iteration_s"].get<double>();
+  if (!(measured > 0)) fail("measured_iteration_s", "must be a measured time above 0");
+  const planner::PlanFile plan = planner::read_plan_yaml(plan_path(comparison_path, json["plan"].get<std::string>()));
+  const planner::PlanCandidate& candidate = plan.plan;
+  if (candidate.tp != 1 || candidate.dp != 1) {
+    fail("plan", fmt::format("its plan has t = {}, d = {}; validate runs the pipeline alone (t = d = 1)", candidate.tp,
+                             candidate.dp));
+  }
+  MeasuredRun run;
+  run.place = comparison_path;
+  run.name = fs::path(comparison_path).parent_path().filename().string();
+  if (run.name.empty()) run.name = comparison_path;
+  run.source = "pipeplan validate";
+  run.model = plan.model;
+  run.hardware = plan.hardware;
+  run.gpus = candidate.pp;
+  run.pp = candidate.pp;
+  run.vp = candidate.virtual_stages;
+  run.micro_batch_size = candidate.micro_batch_size;
+  run.global_batch = candidate.microbatches * candidate.micro_batch_size;
+  run.seq = plan.seq_len;
+  run.schedule = candidate.schedule;
+  run.recompute = candidate.recompute;
+  run.pipeline_only = true;
+  // The split the plan file states as a Megatron layout (what validate ran).
+  run.split = plan.layout.empty() ? candidate.split
+                                  : planner::split_from_layout(plan.layout, models::load_model(plan.model).layers,
+                                                               candidate.pp * candidate.virtual_stages);
+  run.step_time_s = measured;
+  return run;
+}
+
+}  // namespace pipeplan::calibrate
