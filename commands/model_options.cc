@@ -28,16 +28,20 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
                      "Optimizer sharding over d: 0 none, 1 optimizer states (Megatron's distributed optimizer), "
                      "2 + gradients, 3 + weights")
       ->capture_default_str();
-  command.add_flag("--overlap-grad-reduce", options.overlap_grad_reduce,
+  add_runtime_flags(command, options.runtime);
+}
+
+void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
+  command.add_flag("--overlap-grad-reduce", flags.overlap_grad_reduce,
                    "Reduce each model chunk's gradients over d as soon as its last backward ends, behind the "
                    "backward still running (Megatron's --overlap-grad-reduce; default: after the pipeline)");
-  command.add_flag("--overlap-param-gather", options.overlap_param_gather,
+  command.add_flag("--overlap-param-gather", flags.overlap_param_gather,
                    "With --zero 1: gather the updated weights behind the next step's forward passes (Megatron's "
                    "--overlap-param-gather; default: after the optimizer)");
-  command.add_flag("--grad-reduce-in-bf16", options.grad_reduce_in_bf16,
+  command.add_flag("--grad-reduce-in-bf16", flags.grad_reduce_in_bf16,
                    "Gradient buffers and their data-parallel reduction in bf16 instead of fp32 (Megatron's "
                    "--grad-reduce-in-bf16)");
-  command.add_flag("--tp-comm-overlap", options.tp_comm_overlap,
+  command.add_flag("--tp-comm-overlap", flags.tp_comm_overlap,
                    "With --sequence-parallel: each tensor-parallel all-gather and reduce-scatter in t chunks beside "
                    "its GEMM (Megatron's --tp-comm-overlap; default: exposed)");
 }
@@ -86,10 +90,10 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.recompute = models::parse_recompute(options.recompute);
   shape.flash_attention = !options.no_flash_attention;
   shape.zero = static_cast<models::ZeroStage>(options.zero);
-  shape.overlap_grad_reduce = options.overlap_grad_reduce;
-  shape.overlap_param_gather = options.overlap_param_gather;
-  shape.grad_reduce_in_bf16 = options.grad_reduce_in_bf16;
-  shape.tp_comm_overlap = options.tp_comm_overlap;
+  shape.overlap_grad_reduce = options.runtime.overlap_grad_reduce;
+  shape.overlap_param_gather = options.runtime.overlap_param_gather;
+  shape.grad_reduce_in_bf16 = options.runtime.grad_reduce_in_bf16;
+  shape.tp_comm_overlap = options.runtime.tp_comm_overlap;
   check_overlap_flags(shape);
   return shape;
 }

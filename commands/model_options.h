@@ -22,10 +22,7 @@ struct ShapeOptions {
   int zero = 0;
   bool no_flash_attention = false;
   bool allow_long_context = false;
-  bool overlap_grad_reduce = false;
-  bool overlap_param_gather = false;
-  bool grad_reduce_in_bf16 = false;
-  bool tp_comm_overlap = false;
+  models::RuntimeFlags runtime;
 };
 
 constexpr int kDefaultSeqCap = 8192;
@@ -36,6 +33,10 @@ constexpr int kDefaultSeqCap = 8192;
 // --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
 // --tp-comm-overlap (the step-level settings `simulate` costs).
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
+
+// --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
+// --tp-comm-overlap (shared with `plan`).
+void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags);
 
 // Checks every value (and the sequence against the model's context).
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model);

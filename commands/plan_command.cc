@@ -31,6 +31,7 @@ struct PlanOptions {
   bool sequence_parallel = false;
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
   bool allow_long_context = false;
+  models::RuntimeFlags runtime;
   std::optional<std::string> layers, layout;
   std::optional<std::string> profile;
   std::string partition = "memory";
@@ -65,6 +66,19 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
   if (options.zero && options.dp == 1) {
     throw InputError("--zero shards over the d data-parallel ranks: with --dp 1 it changes nothing; drop it");
   }
+  const models::RuntimeFlags& runtime = options.runtime;
+  if ((runtime.overlap_grad_reduce || runtime.overlap_param_gather) && (options.dp == 1 || options.gpus == 1)) {
+    throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with one "
+                     "data-parallel rank there is none; drop them");
+  }
+  if (runtime.overlap_param_gather && options.zero == 0) {
+    throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight gather: not with --zero 0");
+  }
+  if (runtime.tp_comm_overlap && (options.tp == 1 || (options.sequence_parallel_option->count() > 0 &&
+                                                      !options.sequence_parallel))) {
+    throw InputError("--tp-comm-overlap overlaps sequence parallelism's collectives: not with --tp 1 or "
+                     "--no-sequence-parallel");
+  }
 }
 
 planner::PlanRequest make_request(const PlanOptions& options) {
@@ -85,6 +99,7 @@ planner::PlanRequest make_request(const PlanOptions& options) {
     if (*options.zero < 0 || *options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", *options.zero));
     request.zero = static_cast<models::ZeroStage>(*options.zero);
   }
+  request.runtime = options.runtime;
   request.micro_batch_size = options.micro_batch_size;
   request.virtual_stages = options.virtual_stages;
   request.schedule = options.schedule;
@@ -192,6 +207,7 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
                         "Sequence parallelism with t > 1 [default: on, Megatron's advice]");
   command->add_option("--zero", options->zero,
                       "Optimizer sharding over d: 0 none, 1 the distributed optimizer [default: 1 with d > 1]");
+  add_runtime_flags(*command, options->runtime);
   command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
   command->add_option("--schedule", options->schedule, "Fix the schedule");
   command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");

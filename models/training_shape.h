@@ -13,6 +13,16 @@ enum class Recompute { kNone, kSelective, kFull };
 // 3 + weights.
 enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kWeights = 3 };
 
+// How the framework runs a step besides its layout (Megatron's flags): what
+// it overlaps, and in which precision it reduces gradients.
+struct RuntimeFlags {
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool grad_reduce_in_bf16 = false;
+  bool tp_comm_overlap = false;
+  friend bool operator==(const RuntimeFlags&, const RuntimeFlags&) = default;
+};
+
 struct TrainingShape {
   int micro_batch_size = 1;  // b
   int seq_len = 2048;        // s
@@ -36,8 +46,16 @@ struct TrainingShape {
   // sequence parallelism): each all-gather and reduce-scatter runs in t
   // chunks beside the GEMM it feeds or follows.
   bool tp_comm_overlap = false;
-  double gradient_bytes() const { return grad_reduce_in_bf16 ? 2.0 : 4.0; }
   int activation_bytes_per_element = 2;  // bf16 activations
+
+  double gradient_bytes() const { return grad_reduce_in_bf16 ? 2.0 : 4.0; }
+  // Sets each flag that applies to this shape (the overlaps need d > 1, the
+  // weight gather the distributed optimizer, the TP overlap sequence
+  // parallelism) and leaves the rest off; runtime() reads them back.
+  void apply(const RuntimeFlags& flags);
+  RuntimeFlags runtime() const {
+    return {overlap_grad_reduce, overlap_param_gather, grad_reduce_in_bf16, tp_comm_overlap};
+  }
 };
 
 // "none" | "selective" | "full"; throws InputError naming --recompute.

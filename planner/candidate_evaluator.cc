@@ -56,6 +56,7 @@ std::vector<LayerContext> layer_contexts(const PlanRequest& request, const Searc
     shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
     shape.recompute = recompute;
     shape.zero = group.dp > 1 ? request.zero.value_or(models::ZeroStage::kOptimizer) : models::ZeroStage::kNone;
+    shape.apply(request.runtime);
     models::ModelLayers layers = models::expand_layers(request.model, shape);
     std::optional<ProfiledCosts> profiled;
     if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
@@ -191,6 +192,7 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.recompute = layers.shape.recompute;
   candidate.sequence_parallel = layers.shape.sequence_parallel;
   candidate.zero = layers.shape.zero;
+  candidate.runtime = layers.shape.runtime();
   take_figures(simulation, candidate);
   return candidate;
 }

@@ -35,6 +35,10 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
       plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
   if (plan.sequence_parallel) args += " --sequence-parallel";
   if (plan.zero != models::ZeroStage::kNone) args += " --use-distributed-optimizer";
+  if (plan.runtime.overlap_grad_reduce) args += " --overlap-grad-reduce";
+  if (plan.runtime.overlap_param_gather) args += " --overlap-param-gather";
+  if (plan.runtime.grad_reduce_in_bf16) args += " --grad-reduce-in-bf16";
+  if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
   if (plan.recompute == models::Recompute::kSelective) args += " --recompute-granularity selective";
   if (plan.recompute == models::Recompute::kFull) {
     args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <array>
+#include <utility>
+
 #include "common/error.h"
 #include "common/yaml_fields.h"
 
@@ -31,6 +34,15 @@ bool read_flag(const YAML::Node& root, const char* key, const std::string& path)
   return text == "true";
 }
 
+// The runtime flags by their plan-file keys (written only when on; a file
+// without one means off).
+std::array<std::pair<const char*, bool*>, 4> runtime_fields(models::RuntimeFlags& runtime) {
+  return {{{"overlap_grad_reduce", &runtime.overlap_grad_reduce},
+           {"overlap_param_gather", &runtime.overlap_param_gather},
+           {"grad_reduce_in_bf16", &runtime.grad_reduce_in_bf16},
+           {"tp_comm_overlap", &runtime.tp_comm_overlap}}};
+}
+
 }  // namespace
 
 std::string write_plan_yaml(const PlanFile& file) {
@@ -51,6 +63,10 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Key << "recompute" << YAML::Value << std::string(models::recompute_name(p.recompute));
   out << YAML::Key << "sequence_parallel" << YAML::Value << (p.sequence_parallel ? "true" : "false");
   out << YAML::Key << "zero" << YAML::Value << static_cast<int>(p.zero);
+  models::RuntimeFlags runtime = p.runtime;
+  for (const auto& [key, on] : runtime_fields(runtime)) {
+    if (*on) out << YAML::Key << key << YAML::Value << "true";
+  }
   out << YAML::Key << "layout" << YAML::Value << YAML::DoubleQuoted
       << (file.layout.empty() ? format_layout(p.split) : file.layout);
   if (!file.profile.empty()) out << YAML::Key << "profile" << YAML::Value << file.profile;
@@ -85,6 +101,9 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   const int zero = read_int(root, "zero", path);
   if (zero < 0 || zero > 3) throw_at(path, root["zero"], "'zero' must be 0..3");
   p.zero = static_cast<models::ZeroStage>(zero);
+  for (const auto& [key, flag] : runtime_fields(p.runtime)) {
+    if (root[key]) *flag = read_flag(root, key, path);
+  }
   if (p.tp * p.pp * p.dp != read_int(root, "gpus", path)) {
     throw_at(path, root["gpus"], "'gpus' must equal tp x pp x dp");
   }

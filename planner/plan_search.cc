@@ -129,6 +129,7 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   shape.sequence_parallel = candidate.sequence_parallel;
   shape.recompute = candidate.recompute;
   shape.zero = candidate.zero;
+  shape.apply(candidate.runtime);
   return shape;
 }
 

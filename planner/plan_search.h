@@ -42,6 +42,9 @@ struct PlanRequest {
   std::optional<models::Recompute> recompute;
   std::optional<bool> sequence_parallel;
   std::optional<models::ZeroStage> zero;
+  // How the framework runs: each flag is applied to the candidates it
+  // applies to (models::TrainingShape::apply).
+  models::RuntimeFlags runtime;
   // A user's own split, evaluated as given: blocks per stage, or a Megatron
   // layout string. Candidates with another stage count are skipped.
   std::optional<std::vector<int>> layer_counts;
@@ -66,6 +69,7 @@ struct PlanCandidate {
   models::Recompute recompute = models::Recompute::kNone;
   bool sequence_parallel = false;
   models::ZeroStage zero = models::ZeroStage::kNone;
+  models::RuntimeFlags runtime;  // the flags that applied to it
   StageSplit split{std::vector<int>{0, 1}};
   double iteration_time_s = 0;
   double tokens_per_s = 0;

@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "common/error.h"
 #include "models/hardware.h"
+#include "planner/megatron_args.h"
+#include "planner/plan_file.h"
 #include "planner/plan_replay.h"
 
 namespace pipeplan::planner {
@@ -62,6 +65,37 @@ TEST(PlanSearch, SearchFiguresAreTheSimulatorsFigures) {
         << candidate.schedule;
     EXPECT_EQ(replayed.peak_memory_bytes(), candidate.max_peak_bytes) << candidate.schedule;
   }
+}
+
+TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
+  // The framework's overlaps, asked for the whole search: each candidate
+  // carries those that apply to it, replays to its own figures, and a plan
+  // file and Megatron's arguments keep them.
+  PlanRequest request = llama70b_four_stages();
+  request.gpus = 64;
+  request.global_batch = 64;
+  request.tp.reset();
+  request.pp.reset();
+  request.runtime = {true, true, true, true};
+  const PlanSearchResult result = search_plans(request, 10);
+  ASSERT_FALSE(result.ranked.empty());
+  for (const PlanCandidate& candidate : result.ranked) {
+    EXPECT_EQ(candidate.runtime.overlap_grad_reduce, candidate.dp > 1);
+    EXPECT_EQ(candidate.runtime.overlap_param_gather, candidate.dp > 1 && candidate.zero == models::ZeroStage::kOptimizer);
+    EXPECT_TRUE(candidate.runtime.grad_reduce_in_bf16);
+    EXPECT_EQ(candidate.runtime.tp_comm_overlap, candidate.sequence_parallel);
+    const ModelSimulation replayed =
+        replay_plan({"", "", 64, 8192, candidate, "", ""}, request.model, request.hardware);
+    EXPECT_NEAR(replayed.iteration_time_s, candidate.iteration_time_s, 1e-9 * candidate.iteration_time_s);
+  }
+  const PlanCandidate& best = result.ranked.front();
+  const std::string path = ::testing::TempDir() + "pipeplan_runtime_plan.yaml";
+  std::ofstream(path) << write_plan_yaml({"llama3-70b", "h100-sxm", 64, 8192, best, "", ""});
+  EXPECT_EQ(read_plan_yaml(path).plan.runtime, best.runtime);
+  const std::string args = megatron_arguments(best, 64, 8192);
+  EXPECT_EQ(args.find("--grad-reduce-in-bf16") != std::string::npos, best.runtime.grad_reduce_in_bf16);
+  EXPECT_EQ(args.find("--tp-comm-overlap") != std::string::npos, best.runtime.tp_comm_overlap);
+  EXPECT_EQ(args.find("--overlap-grad-reduce") != std::string::npos, best.runtime.overlap_grad_reduce);
 }
 
 TEST(PlanSearch, Llama405bOnSixteenThousandGpusFitsEveryStage) {
