@@ -33,6 +33,7 @@ struct GemmWork {
   // dW = X^T dY (k x n, summing over m). Same FLOPs, other shapes.
   GemmWork input_gradient() const { return {m, k, n, count, batch}; }
   GemmWork weight_gradient() const { return {k, n, m, count, batch}; }
+  friend bool operator==(const GemmWork&, const GemmWork&) = default;
 };
 
 // One attention core (Q K^T, softmax, scores x V) over `heads` independent
@@ -47,6 +48,7 @@ struct AttentionWork {
   double v_dim = 0;
   bool gradient = false;
   double flops() const { return (gradient ? 2.0 : 1.0) * 2 * heads * seq * seq * (qk_dim + v_dim); }
+  friend bool operator==(const AttentionWork&, const AttentionWork&) = default;
 };
 
 // One kind of tensor-parallel collective: `count` calls of `bytes` each
@@ -58,6 +60,7 @@ struct CollectiveWork {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   double bytes = 0;
   double count = 1;
+  friend bool operator==(const CollectiveWork&, const CollectiveWork&) = default;
 };
 
 // Per pass: the matrix work, the attention cores, the bytes elementwise
@@ -78,6 +81,7 @@ struct PassWork {
     for (const GemmWork& gemm : gemms) total += gemm.flops() * gemm.count;
     return total;
   }
+  friend bool operator==(const PassWork&, const PassWork&) = default;
   // Bytes of one kind's collectives, summed over calls.
   double collective_bytes(CollectiveKind kind) const {
     double total = 0;

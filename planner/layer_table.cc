@@ -14,7 +14,16 @@ std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers
                                                const models::TrainingShape& shape) {
   std::vector<models::LayerTimes> times;
   times.reserve(layers.layers.size());
-  for (const models::LayerCost& layer : layers.layers) times.push_back(models::layer_times(layer, hardware, shape));
+  const models::LayerCost* previous = nullptr;
+  for (const models::LayerCost& layer : layers.layers) {
+    // A model's blocks are alike (only their names differ): cost a run of
+    // equal ones once.
+    const bool same = previous != nullptr && layer.forward == previous->forward &&
+                      layer.backward_input == previous->backward_input &&
+                      layer.backward_weight == previous->backward_weight;
+    times.push_back(same ? times.back() : models::layer_times(layer, hardware, shape));
+    previous = &layer;
+  }
   return times;
 }
 
