@@ -71,6 +71,7 @@ nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
           {"gpus_per_node", hw.gpus_per_node},
           {"node_link", link(hw.node_link)},
           {"network", link(hw.network)},
+          {"pass_overhead_s", hw.pass_overhead_s},
           {"nodes", hw.nodes}};
 }
 
@@ -88,6 +89,8 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   text += fmt::format("  elementwise    {}\n", curve(gpu.memory, "bytes"));
   text += fmt::format("  node           {} GPUs, {}\n", hw.gpus_per_node, link(hw.node_link));
   text += fmt::format("  network        {}\n", link(hw.network));
+  text += fmt::format("  runtime        {} per forward or backward pass of a model chunk, outside its kernels\n",
+                      format_ms(hw.pass_overhead_s));
   text += hw.nodes > 0 ? fmt::format("  cluster        {} nodes, {} GPUs\n", hw.nodes, hw.nodes * hw.gpus_per_node)
                        : "  cluster        as many nodes as a plan asks for\n";
   return text;
