@@ -62,6 +62,14 @@ std::string runs_table(const std::vector<RunPrediction>& rows) {
                         row.fits_memory ? "" : fmt::format(" DOES NOT FIT in the model ({} per GPU)",
                                                            format_bytes(static_cast<double>(row.predicted_peak_bytes))));
   }
+  for (const RunPrediction& row : rows) {
+    if (row.run.peak_memory_bytes) {
+      text += fmt::format("  {}: peak memory measured {}, predicted {}\n", row.run.name,
+                          format_bytes(*row.run.peak_memory_bytes),
+                          format_bytes(static_cast<double>(row.predicted_peak_bytes)));
+    }
+    if (row.run.pipeline_only) text += fmt::format("  {}: the pipeline alone ({})\n", row.run.name, row.run.source);
+  }
   return text;
 }
 
@@ -78,6 +86,9 @@ nlohmann::ordered_json runs_json(const std::vector<RunPrediction>& rows) {
                                 {"fits", row.fits_memory},
                                 {"held_out", row.held_out}};
     if (row.run.mfu) item["measured_mfu"] = *row.run.mfu;
+    if (row.run.peak_memory_bytes) item["measured_peak_bytes"] = *row.run.peak_memory_bytes;
+    if (row.run.pipeline_only) item["pipeline_only"] = true;
+    if (!row.run.source.empty()) item["source"] = row.run.source;
     json.push_back(std::move(item));
   }
   return json;

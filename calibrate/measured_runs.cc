@@ -111,6 +111,9 @@ class RunReader {
     if (run.tp_comm_overlap && !run.sequence_parallel) {
       fail("tp_comm_overlap", "overlaps sequence parallelism's collectives; set sequence_parallel too");
     }
+    if (run.overlap_param_gather && !run.overlap_grad_reduce) {
+      fail("overlap_param_gather", "needs overlap_grad_reduce too (as Megatron-LM asserts)");
+    }
     if (run.overlap_param_gather && !run.distributed_optimizer) {
       fail("overlap_param_gather", "overlaps the distributed optimizer's gather; set distributed_optimizer too");
     }

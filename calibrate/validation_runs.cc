@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -30,15 +32,29 @@ nlohmann::json load_json(const std::string& path) {
   }
 }
 
+// Where the named plan is: beside the comparison, in the directory above it
+// (validate writes into --out DIR next to the plan), or as named from here
+// (validate records the name it was given). Two different files that fit
+// are refused: which one ran cannot be told.
 std::string plan_path(const std::string& comparison_path, const std::string& named) {
   const fs::path here = fs::path(comparison_path).parent_path();
-  for (const fs::path& candidate : {fs::path(named), here / named, here.parent_path() / named}) {
+  std::vector<fs::path> found;
+  for (const fs::path& candidate : {here / named, here.parent_path() / named, fs::path(named)}) {
     std::error_code error;
-    if (fs::is_regular_file(candidate, error)) return candidate.string();
+    if (!fs::is_regular_file(candidate, error)) continue;
+    const fs::path canonical = fs::weakly_canonical(candidate, error);
+    if (std::find(found.begin(), found.end(), canonical) == found.end()) found.push_back(canonical);
   }
-  throw InputError(fmt::format("{}: plan: '{}' is not found as named, next to it or above it; run calibrate where "
-                               "validate ran, or put the plan beside the comparison",
-                               comparison_path, named));
+  if (found.empty()) {
+    throw InputError(fmt::format("{}: plan: '{}' is found neither beside it, above it nor from here; put the plan "
+                                 "beside the comparison",
+                                 comparison_path, named));
+  }
+  if (found.size() > 1) {
+    throw InputError(fmt::format("{}: plan: '{}' names both {} and {}; keep one, or name the plan by its full path",
+                                 comparison_path, named, found[0].string(), found[1].string()));
+  }
+  return found.front().string();
 }
 
 }  // namespace
@@ -51,12 +67,14 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   if (!json.is_object() || !json.contains("plan") || !json["plan"].is_string()) {
     fail("plan", "missing; give a comparison.json written by pipeplan validate");
   }
-  if (!json.contains("measured_iteration_s") || !json["measured_iteration_s"].is_number()) {
+  if (!json.contains("measured_iteration_s")) {
     fail("measured_iteration_s", "missing; give a comparison.json written by pipeplan validate");
   }
+  if (!json["measured_iteration_s"].is_number()) fail("measured_iteration_s", "must be a number of seconds, e.g. 0.52");
   const double measured = json["measured_iteration_s"].get<double>();
   if (!(measured > 0)) fail("measured_iteration_s", "must be a measured time above 0");
-  const planner::PlanFile plan = planner::read_plan_yaml(plan_path(comparison_path, json["plan"].get<std::string>()));
+  const std::string plan_file = plan_path(comparison_path, json["plan"].get<std::string>());
+  const planner::PlanFile plan = planner::read_plan_yaml(plan_file);
   const planner::PlanCandidate& candidate = plan.plan;
   if (candidate.tp != 1 || candidate.dp != 1) {
     fail("plan", fmt::format("its plan has t = {}, d = {}; validate runs the pipeline alone (t = d = 1)", candidate.tp,
@@ -66,7 +84,7 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   run.place = comparison_path;
   run.name = fs::path(comparison_path).parent_path().filename().string();
   if (run.name.empty()) run.name = comparison_path;
-  run.source = "pipeplan validate";
+  run.source = "pipeplan validate of " + plan_file;
   run.model = plan.model;
   run.hardware = plan.hardware;
   run.gpus = candidate.pp;

@@ -37,6 +37,21 @@ commands::CommandOutput report_only(const std::vector<calibrate::MeasuredRun>& r
   return output;
 }
 
+// A fit pressed against a bound or stopped on its budget is printed, but
+// not written as a description to use: the runs asked for something the
+// parameters cannot give.
+void refuse_unusable_fit(const calibrate::Calibration& calibration, bool json) {
+  std::string why = calibration.converged ? "" : "the fit did not converge";
+  for (const calibrate::FittedParameter& parameter : calibration.parameters) {
+    if (parameter.at_bound) why = fmt::format("{} is at its bound", parameter.parameter.name);
+  }
+  if (why.empty()) return;
+  commands::print_output({calibrate::calibration_json(calibration), calibrate::calibration_text(calibration)}, json);
+  throw InputError(fmt::format("--out: nothing written: {}; check the runs (their step times and settings) or fit "
+                               "other parameters",
+                               why));
+}
+
 void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
   std::vector<calibrate::MeasuredRun> runs;
   for (const std::string& file : options.runs_files) {
@@ -60,6 +75,7 @@ void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
   fit.fit = options.fit.empty() ? calibrate::default_fit() : calibrate::parse_fit(options.fit);
   fit.holdout = options.holdout;
   const calibrate::Calibration calibration = calibrate::calibrate(runs, fit);
+  if (!options.out.empty()) refuse_unusable_fit(calibration, options.json);
   const std::string name = options.name.empty() ? calibration.base + "-calibrated" : options.name;
   commands::CommandOutput output{calibrate::calibration_json(calibration), calibrate::calibration_text(calibration)};
   if (!options.out.empty()) {
@@ -89,8 +105,7 @@ void register_calibrate_command(CLI::App& app) {
                    "(the pipeline alone, on the plan's hardware)")
       ->required();
   command->add_option("--fit", options->fit,
-                      "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, "
-                      "gpu.efficiency.attention.max, gpu.efficiency.memory.max]");
+                      "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, runtime.pass_overhead]");
   command->add_option("--holdout", options->holdout,
                       "Runs left out of the fit (spread over the file), to see their error")->capture_default_str();
   command->add_option("--out", options->out, "Write the fitted hardware YAML here (base: the runs' description)");

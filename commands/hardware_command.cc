@@ -19,8 +19,10 @@ struct ShowOptions {
 };
 
 std::string rate(double bytes_per_s) { return fmt::format("{:.4g} GB/s", bytes_per_s / 1e9); }
-std::string curve(const models::EfficiencyCurve& c, const char* unit) {
-  return fmt::format("{:.3g} of peak at most, half of that at {:.3g} {}", c.max_fraction, c.half_size, unit);
+// Microseconds, the scale of launches and link latencies.
+std::string micros(double seconds) { return fmt::format("{:.3g} us", seconds * 1e6); }
+std::string curve(const models::EfficiencyCurve& c, const char* of, const std::string& half) {
+  return fmt::format("{:.3g} of {} at most, half of that at {}", c.max_fraction, of, half);
 }
 std::string gemms(const models::GpuSpec& gpu) {
   std::string tiles;
@@ -29,13 +31,13 @@ std::string gemms(const models::GpuSpec& gpu) {
                          tile.share < 1 ? fmt::format(" at {:.3g}", tile.share) : "");
   }
   return fmt::format("{:.3g} of peak in full waves, {} per kernel; {}", gpu.matmul.max_fraction,
-                     format_ms(gpu.matmul.kernel_overhead_s),
+                     micros(gpu.matmul.kernel_overhead_s),
                      gpu.sms > 0 && !tiles.empty() ? fmt::format("tiles {} in waves of {} SMs", tiles, gpu.sms)
                                                    : std::string("no wave quantization (no SMs or tiles given)"));
 }
 std::string link(const models::LinkSpec& spec) {
   return fmt::format("{} per GPU per direction (collectives at {} bus bandwidth), latency {}", rate(spec.bandwidth),
-                     rate(spec.collective_bandwidth()), format_ms(spec.latency_s));
+                     rate(spec.collective_bandwidth()), micros(spec.latency_s));
 }
 
 nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
@@ -85,8 +87,9 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   text += fmt::format("  memory         {} ({} usable), {} HBM\n", format_bytes(gpu.memory_bytes),
                       format_bytes(gpu.usable_memory_bytes()), rate(gpu.memory_bandwidth));
   text += fmt::format("  GEMMs          {}\n", gemms(gpu));
-  text += fmt::format("  attention      {}\n", curve(gpu.attention, "FLOPs"));
-  text += fmt::format("  elementwise    {}\n", curve(gpu.memory, "bytes"));
+  text += fmt::format("  attention      {}\n",
+                      curve(gpu.attention, "peak", fmt::format("{:.3g} GFLOP per call", gpu.attention.half_size / 1e9)));
+  text += fmt::format("  elementwise    {}\n", curve(gpu.memory, "HBM bandwidth", format_bytes(gpu.memory.half_size)));
   text += fmt::format("  node           {} GPUs, {}\n", hw.gpus_per_node, link(hw.node_link));
   text += fmt::format("  network        {}\n", link(hw.network));
   text += fmt::format("  runtime        {} per forward or backward pass of a model chunk, outside its kernels\n",

@@ -55,6 +55,9 @@ void check_overlap_flags(const models::TrainingShape& shape) {
     throw InputError("--tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters: give "
                      "--sequence-parallel and --tp above 1 with it");
   }
+  if (shape.overlap_param_gather && !shape.overlap_grad_reduce) {
+    throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
+  }
   if (shape.overlap_param_gather && shape.zero != models::ZeroStage::kOptimizer) {
     throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight all-gather: give --zero 1 "
                      "with it");

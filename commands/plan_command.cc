@@ -71,6 +71,9 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
     throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with one "
                      "data-parallel rank there is none; drop them");
   }
+  if (runtime.overlap_param_gather && !runtime.overlap_grad_reduce) {
+    throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
+  }
   if (runtime.overlap_param_gather && options.zero == 0) {
     throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight gather: not with --zero 0");
   }

@@ -94,6 +94,10 @@ void read_matmul(const YAML::Node& node, const std::string& file, MatmulSpec& ma
   check_keys(node, file, section, {"max", "kernel_overhead"});
   read(node, "max", file, section, matmul.max_fraction, parse_fraction);
   read(node, "kernel_overhead", file, section, matmul.kernel_overhead_s, parse_seconds);
+  if (matmul.kernel_overhead_s > 1e-3) {
+    throw_at(file, node["kernel_overhead"], section + ".kernel_overhead: over 1 ms for one GEMM launch; give the "
+                                                      "fixed cost of a kernel, e.g. 4us");
+  }
   check_ceiling(node, file, section, matmul.max_fraction);
 }
 
@@ -118,6 +122,14 @@ std::vector<GemmTile> read_tiles(const YAML::Node& node, const std::string& file
     GemmTile tile;
     read(item, "rows", file, section, tile.rows, dimension);
     read(item, "columns", file, section, tile.columns, dimension);
+    // Thread-block tiles of every GPU GEMM library: multiples of 8, at most 1024.
+    for (const auto& [key, size] : {std::pair{"rows", tile.rows}, std::pair{"columns", tile.columns}}) {
+      if (size % 8 != 0 || size > 1024) {
+        throw_at(file, item[key], fmt::format("{}.{}: {} is not a GEMM tile size; give a multiple of 8 up to 1024, "
+                                              "e.g. 128",
+                                              section, key, size));
+      }
+    }
     read(item, "share", file, section, tile.share, parse_fraction);
     if (tile.share <= 0 || tile.share > 1) {
       throw_at(file, item["share"], section + ".share: give the share of the matmul ceiling in (0, 1], e.g. 0.9");
@@ -142,7 +154,8 @@ void read_reserved(const YAML::Node& node, const std::string& file, GpuSpec& gpu
 
 void read_gpu(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
   check_keys(node, file, "gpu",
-             {"peak_flops", "memory", "memory_bandwidth", "sms", "gemm_tiles", "efficiency", "reserved"});
+             {"peak_flops", "memory", "memory_bandwidth", "sms", "collective_sms", "gemm_tiles", "efficiency",
+              "reserved"});
   if (const YAML::Node peak = node["peak_flops"]) {
     check_keys(peak, file, "gpu.peak_flops", {"bf16", "fp32", "fp8"});
     read(peak, "bf16", file, "gpu.peak_flops", gpu.peak_flops_bf16, parse_flops);
@@ -153,6 +166,8 @@ void read_gpu(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
   read(node, "memory_bandwidth", file, "gpu", gpu.memory_bandwidth, parse_bandwidth);
   read(node, "sms", file, "gpu", gpu.sms,
        [](std::string_view text, std::string_view field) { return parse_count(text, field, 1); });
+  read(node, "collective_sms", file, "gpu", gpu.collective_sms,
+       [](std::string_view text, std::string_view field) { return parse_count(text, field, 0); });
   if (const YAML::Node tiles = node["gemm_tiles"]) gpu.gemm_tiles = read_tiles(tiles, file);
   if (const YAML::Node efficiency = node["efficiency"]) read_efficiency(efficiency, file, gpu);
   if (const YAML::Node reserved = node["reserved"]) read_reserved(reserved, file, gpu);
@@ -184,6 +199,20 @@ void check_required(const HardwareConfig& config, const YAML::Node& root, const 
   if (config.gpu.memory_bytes <= 0) throw_at(file, at, "missing gpu.memory; give the HBM size, e.g. 'memory: 80GB'");
   if (config.gpu.memory_bandwidth <= 0) {
     throw_at(file, at, "missing gpu.memory_bandwidth; give the HBM bandwidth, e.g. 'memory_bandwidth: 3.35TB/s'");
+  }
+  // NVLink SHARP reduces inside the switch, so an all-reduce's bus bandwidth
+  // may pass the line rate, but not twice over.
+  for (const auto& [section, link] : {std::pair{"node", &config.node_link}, std::pair{"network", &config.network}}) {
+    if (link->bus_bandwidth > 2 * link->bandwidth && link->bandwidth > 0) {
+      const YAML::Node where = root[section] ? root[section] : root;
+      throw_at(file, where, fmt::format("{}.bus_bandwidth: {:.4g} GB/s is over twice the link's {:.4g} GB/s; give "
+                                        "what NCCL's collectives reach (nccl-tests' busbw)",
+                                        section, link->bus_bandwidth / 1e9, link->bandwidth / 1e9));
+    }
+  }
+  if (config.gpu.sms > 0 && config.gpu.collective_sms >= config.gpu.sms) {
+    throw_at(file, at, fmt::format("gpu.collective_sms: {} of {} SMs leaves none for compute; give fewer, e.g. 16",
+                                   config.gpu.collective_sms, config.gpu.sms));
   }
   if (config.gpu.usable_memory_bytes() <= 0) {
     throw_at(file, at, "gpu.reserved leaves no usable memory; reserve less than gpu.memory");
@@ -224,6 +253,10 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
   if (const YAML::Node runtime = root["runtime"]) {
     check_keys(runtime, file, "runtime", {"pass_overhead"});
     read(runtime, "pass_overhead", file, "runtime", config.pass_overhead_s, parse_seconds);
+    if (config.pass_overhead_s > 0.1) {
+      throw_at(file, runtime["pass_overhead"], "runtime.pass_overhead: over 100 ms for one pass of a model chunk; "
+                                               "give the framework's cost per pass, e.g. 0.5ms");
+    }
   }
   if (const YAML::Node nodes = root["nodes"]) {
     config.nodes = parse_at(nodes, file, "nodes",

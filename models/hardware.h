@@ -42,6 +42,10 @@ struct GpuSpec {
   std::int64_t memory_bytes = 0;
   double memory_bandwidth = 0;  // bytes per second
   int sms = 0;                  // streaming multiprocessors; 0: no wave quantization
+  // SMs a collective's kernels hold while it runs beside compute (NCCL's
+  // channels, Transformer Engine's userbuffer kernels): compute overlapped
+  // with it runs on the rest.
+  int collective_sms = 0;
   std::vector<GemmTile> gemm_tiles;  // the tiles a GEMM library picks among
   MatmulSpec matmul;
   EfficiencyCurve attention;    // fused attention kernels, by FLOPs of one call

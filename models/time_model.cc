@@ -86,6 +86,14 @@ double collective_s(const CollectiveWork& call, int ranks, const LinkSpec& link)
   return 0;
 }
 
+}  // namespace
+
+double contention_s(double hidden_s, const GpuSpec& gpu) {
+  return gpu.sms > 0 ? hidden_s * gpu.collective_sms / gpu.sms : 0;
+}
+
+namespace {
+
 // Tensor-parallel collectives, each call on its own (so each pays its ring's
 // latency), not overlapped with compute (Megatron's default). With
 // --tp-comm-overlap each all-gather and reduce-scatter is cut into t chunks
@@ -103,7 +111,8 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, c
     (shape.tp_comm_overlap && call.kind != CollectiveKind::kAllReduce ? overlappable : exposed) += seconds;
   }
   const double first_chunks = overlappable / tp;
-  return exposed + first_chunks + std::max(0.0, overlappable - first_chunks - gemm_s);
+  const double hidden = std::min(overlappable - first_chunks, gemm_s);
+  return exposed + first_chunks + (overlappable - first_chunks - hidden) + contention_s(hidden, hardware.gpu);
 }
 
 }  // namespace

@@ -30,6 +30,10 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
 LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape);
 double pass_time_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape);
 
+// What `hidden_s` seconds of a collective beside compute cost that compute:
+// its kernels hold gpu.collective_sms of the SMs for as long.
+double contention_s(double hidden_s, const GpuSpec& gpu);
+
 // Ring collectives among `ranks` peers over `link`, `bytes` the payload
 // each rank holds (nccl-tests' convention): all-reduce moves 2(n-1)/n of
 // it, all-gather and reduce-scatter (n-1)/n; each step pays the latency.

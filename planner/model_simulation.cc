@@ -78,30 +78,39 @@ double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedul
   double pipeline_end = 0;
   for (const sim::RankReport& rank : report.ranks_detail) pipeline_end = std::max(pipeline_end, rank.last_end_s);
   const auto by_time = [](const SyncPiece& a, const SyncPiece& b) { return a.at_s < b.at_s; };
-  double reduce_exposed = 0, gather_exposed = 0;
+  double reduce_exposed = 0, gather_exposed = 0, contention = 0;
   for (int rank = 0; rank < schedule.ranks; ++rank) {
+    double rank_contention = 0;
     std::vector<SyncPiece> reduce, gather;
     for (int stage = 0; stage < schedule.stages; ++stage) {
       if (schedule.rank_of(stage) == rank) add_pieces(reduce, gather, report, schedule, costs, split, stage);
     }
     if (shape.overlap_grad_reduce) {
       std::sort(reduce.begin(), reduce.end(), by_time);
-      double link_free = 0;
+      double link_free = 0, busy = 0;
       for (const SyncPiece& piece : reduce) {
-        link_free = std::max(link_free, piece.at_s) + gradient_reduce_s(piece.params, hardware, shape);
+        const double seconds = gradient_reduce_s(piece.params, hardware, shape);
+        link_free = std::max(link_free, piece.at_s) + seconds;
+        busy += seconds;
       }
-      reduce_exposed = std::max(reduce_exposed, link_free - pipeline_end);
+      const double exposed = std::max(0.0, link_free - pipeline_end);
+      reduce_exposed = std::max(reduce_exposed, exposed);
+      rank_contention += models::contention_s(std::max(0.0, busy - exposed), hardware.gpu);
     }
     if (shape.overlap_param_gather) {
       std::sort(gather.begin(), gather.end(), by_time);
-      double gathered = 0;
+      double gathered = 0, exposed = 0;
       for (const SyncPiece& piece : gather) {
         gathered += param_gather_s(piece.params, hardware, shape);
-        gather_exposed = std::max(gather_exposed, gathered - piece.at_s);
+        exposed = std::max(exposed, gathered - piece.at_s);
       }
+      gather_exposed = std::max(gather_exposed, exposed);
+      rank_contention += models::contention_s(std::max(0.0, gathered - exposed), hardware.gpu);
     }
+    contention = std::max(contention, rank_contention);
   }
-  return reduce_exposed + gather_exposed;
+  // The compute the hidden part ran beside was slowed by the SMs it held.
+  return reduce_exposed + gather_exposed + contention;
 }
 
 // Adam reads and writes the fp32 master weights and both moments (24 bytes

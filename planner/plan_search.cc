@@ -144,6 +144,21 @@ void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate) {
   candidate.max_peak_bytes = simulation.peak_memory_bytes();
 }
 
+// A framework flag asked for that the best plan cannot use is said, not
+// dropped in silence.
+void add_runtime_warnings(const models::RuntimeFlags& asked, const PlanCandidate& best,
+                          std::vector<std::string>& warnings) {
+  const std::pair<bool, bool> flags[] = {{asked.overlap_grad_reduce, best.runtime.overlap_grad_reduce},
+                                         {asked.overlap_param_gather, best.runtime.overlap_param_gather},
+                                         {asked.tp_comm_overlap, best.runtime.tp_comm_overlap}};
+  const char* names[] = {"--overlap-grad-reduce (it needs d > 1)",
+                         "--overlap-param-gather (it needs d > 1 and the distributed optimizer)",
+                         "--tp-comm-overlap (it needs t > 1 with sequence parallelism)"};
+  for (std::size_t i = 0; i < std::size(flags); ++i) {
+    if (flags[i].first && !flags[i].second) warnings.push_back(fmt::format("{} does not apply to the best plan", names[i]));
+  }
+}
+
 PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   const auto start = std::chrono::steady_clock::now();
   const double cap =
@@ -204,6 +219,7 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   }
   result.ranked = pruner.ranked();
   result.pareto = pruner.front();
+  if (!result.ranked.empty()) add_runtime_warnings(request.runtime, result.ranked.front(), result.warnings);
   // With nothing under the cap, the closest the memory partitioner came.
   const std::optional<PendingCandidate> leanest =
       result.ranked.empty() ? evaluator.closest_to_fitting(unfitted) : std::nullopt;

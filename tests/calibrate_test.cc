@@ -150,7 +150,7 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
   refused(good + ", step_time: 1s, speed: 3", "unknown key 'speed'");
   refused(good + "", "step_time: is missing");
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n"),
-                 "1 runs to fit 3 parameters");
+                 "1 runs to fit 2 parameters");
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") +
                      " --report --holdout 1",
                  "--holdout: --report predicts the runs");
@@ -160,6 +160,20 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
   std::filesystem::remove(out);
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") + " --out " + out,
                  "1 runs to fit");
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CalibrateCli, AFitAtItsBoundIsPrintedButNotWritten) {
+  // Step times a hundredth of what any GEMM ceiling could give: the fit
+  // presses against 1.0 and the description is not written.
+  const std::string runs = write_temp("too-fast.yaml", runs_yaml({0.01, 0.01, 0.01, 0.01}));
+  const std::string out = pipeplan::testing::temp_path("too-fast-fitted.yaml");
+  std::filesystem::remove(out);
+  const auto result = run("calibrate " + runs + " --fit gpu.efficiency.matmul.max --out " + out);
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.out.find("AT ITS BOUND"), std::string::npos) << result.out;
+  EXPECT_NE(result.err.find("--out: nothing written: gpu.efficiency.matmul.max is at its bound"), std::string::npos)
+      << result.err;
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

@@ -67,6 +67,21 @@ TEST(CalibrateValidation, TheFitRecoversTheCeilingTheMeasurementWasMadeWith) {
   EXPECT_NEAR(fit.parameters.front().value, 0.4, 1e-6);
 }
 
+TEST(CalibrateValidation, TwoPlansThatFitTheNameAreRefused) {
+  // validate --out DIR beside the plan, and another plan.yaml inside DIR:
+  // which one ran cannot be told.
+  const fs::path dir = plan_directory();
+  fs::copy_file(dir / "plan.yaml", dir / "validation" / "plan.yaml", fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "validation" / "plan.yaml", std::ios::app) << "\n";
+  try {
+    read_validation_run(write_comparison(dir, "plan.yaml", 1.0));
+    ADD_FAILURE() << "accepted an ambiguous plan";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("names both"), std::string::npos) << error.what();
+  }
+  fs::remove(dir / "validation" / "plan.yaml");
+}
+
 TEST(CalibrateValidation, AMissingPlanOrTimeIsNamed) {
   const fs::path dir = plan_directory();
   try {
