@@ -32,18 +32,19 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
 }
 
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
-  command.add_flag("--overlap-grad-reduce", flags.overlap_grad_reduce,
+  command.add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", flags.overlap_grad_reduce,
                    "Reduce each model chunk's gradients over d as soon as its last backward ends, behind the "
                    "backward still running (Megatron's --overlap-grad-reduce; default: after the pipeline)");
-  command.add_flag("--overlap-param-gather", flags.overlap_param_gather,
+  command.add_flag("--overlap-param-gather,!--no-overlap-param-gather", flags.overlap_param_gather,
                    "With --zero 1: gather the updated weights behind the next step's forward passes (Megatron's "
                    "--overlap-param-gather; default: after the optimizer)");
-  command.add_flag("--grad-reduce-in-bf16", flags.grad_reduce_in_bf16,
+  command.add_flag("--grad-reduce-in-bf16,!--no-grad-reduce-in-bf16", flags.grad_reduce_in_bf16,
                    "Gradient buffers and their data-parallel reduction in bf16 instead of fp32 (Megatron's "
                    "--grad-reduce-in-bf16)");
-  command.add_flag("--tp-comm-overlap", flags.tp_comm_overlap,
+  command.add_flag("--tp-comm-overlap,!--no-tp-comm-overlap", flags.tp_comm_overlap,
                    "With --sequence-parallel: each tensor-parallel all-gather and reduce-scatter in t chunks beside "
-                   "its GEMM (Megatron's --tp-comm-overlap; default: exposed)");
+                   "its GEMM (Megatron's --tp-comm-overlap; default: exposed). The --no- forms turn off what a "
+                   "plan file has on");
 }
 
 void check_overlap_flags(const models::TrainingShape& shape) {

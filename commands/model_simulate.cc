@@ -137,17 +137,24 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
   if (has("recompute")) shape.recompute = models::parse_recompute(given_shape.recompute);
   if (has("no-flash-attention")) shape.flash_attention = false;
-  if (has("overlap-grad-reduce")) shape.overlap_grad_reduce = true;
-  if (has("overlap-param-gather")) shape.overlap_param_gather = true;
-  if (has("grad-reduce-in-bf16")) shape.grad_reduce_in_bf16 = true;
-  if (has("tp-comm-overlap")) shape.tp_comm_overlap = true;
+  const models::RuntimeFlags& given_flags = given_shape.runtime;
+  if (has("overlap-grad-reduce")) shape.overlap_grad_reduce = given_flags.overlap_grad_reduce;
+  if (has("overlap-param-gather")) shape.overlap_param_gather = given_flags.overlap_param_gather;
+  if (has("grad-reduce-in-bf16")) shape.grad_reduce_in_bf16 = given_flags.grad_reduce_in_bf16;
+  if (has("tp-comm-overlap")) shape.tp_comm_overlap = given_flags.tp_comm_overlap;
   for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
                              std::pair{shape.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
   check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.dp,
                        has("zero") ? static_cast<int>(shape.zero) : 0);
-  check_overlap_flags(shape);
+  try {
+    check_overlap_flags(shape);
+  } catch (const InputError& error) {
+    // The flag may be the plan's, not the user's: say how to turn it off.
+    throw InputError(fmt::format("{} (the plan file's framework flags count too; the --no- forms turn them off)",
+                                 error.what()));
+  }
   setup.pp = has("stages") ? source.ranks : plan.plan.pp;
   setup.microbatches = has("microbatches") ? source.microbatches : plan.plan.microbatches;
   setup.schedule = has("schedule") ? source.name : plan.plan.schedule;

@@ -118,6 +118,21 @@ TEST(FirstHour, APlanReplayAppliesEveryOverrideOrRefusesIt) {
   EXPECT_EQ(run("simulate --plan " + plan + " --pp 2 --layers 16,16 --json").code, 0);
 }
 
+TEST(FirstHour, APlansFrameworkFlagsCanBeTurnedOffInAReplay) {
+  // The plan file keeps the flags the search applied; the --no- forms of
+  // simulate turn them off again, and a conflict names where the flag came from.
+  const std::string plan = temp_path("flags-plan.yaml");
+  ASSERT_EQ(run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --tp 2 --pp 2 "
+                "--tp-comm-overlap --overlap-grad-reduce --overlap-param-gather --out " + plan)
+                .code,
+            0);
+  const json replay = json::parse(run("simulate --plan " + plan + " --json").out);
+  const json off = json::parse(run("simulate --plan " + plan + " --no-tp-comm-overlap --json").out);
+  EXPECT_GT(off["iteration_time_s"].get<double>(), replay["iteration_time_s"].get<double>());
+  expect_refused("simulate --plan " + plan + " --zero 0", "the plan file's framework flags count too");
+  EXPECT_EQ(run("simulate --plan " + plan + " --zero 0 --no-overlap-param-gather --json").code, 0);
+}
+
 TEST(FirstHour, SavingsWhoseCostIsNotModelledAreRefused) {
   expect_refused("simulate --model llama3-70b --hardware h100-sxm --pp 2 -m 8 --dp 4 --zero 3",
                  "communication that costs (gradient reduce-scatter per micro-batch, weight all-gather per layer) is "
