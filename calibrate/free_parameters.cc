@@ -19,6 +19,8 @@ const std::vector<FreeParameter>& free_parameters() {
   static const std::vector<FreeParameter> kParameters{
       {"gpu.efficiency.matmul.max", 0.1, 1.0, "share of bf16 peak a large GEMM reaches",
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.matmul.max_fraction; }},
+      {"gpu.efficiency.matmul.fp8_max", 0.1, 1.0, "share of FP8 peak a large FP8 GEMM reaches",
+       [](models::HardwareConfig& hw) -> double& { return hw.gpu.matmul.fp8_max_fraction; }},
       {"gpu.efficiency.matmul.kernel_overhead", 0.0, 50e-6, "fixed seconds of one GEMM kernel",
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.matmul.kernel_overhead_s; }},
       {"gpu.efficiency.attention.max", 0.1, 1.0, "share of bf16 peak a large fused attention call reaches",

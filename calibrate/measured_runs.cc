@@ -21,7 +21,7 @@ class RunReader {
     check_keys(node_, file_, "a run",
                {"name", "source", "model", "hardware", "gpus", "tp", "pp", "vp", "micro_batch_size", "global_batch",
                 "seq", "schedule", "recompute", "sequence_parallel", "distributed_optimizer",
-                "overlap_grad_reduce", "overlap_param_gather", "grad_reduce_in_bf16", "tp_comm_overlap", "step_time", "mfu",
+                "overlap_grad_reduce", "overlap_param_gather", "grad_reduce_in_bf16", "tp_comm_overlap", "precision", "step_time", "mfu",
                 "peak_memory"});
     MeasuredRun run;
     run.place = fmt::format("{}:{}", file_, node_.Mark().line + 1);
@@ -48,6 +48,11 @@ class RunReader {
     run.overlap_param_gather = flag("overlap_param_gather");
     run.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
     run.tp_comm_overlap = flag("tp_comm_overlap");
+    if (node_["precision"]) {
+      const std::string precision = text("precision");
+      if (precision != "bf16" && precision != "fp8") fail("precision", "must be bf16 or fp8");
+      run.fp8 = precision == "fp8";
+    }
     if (!node_["step_time"]) fail("step_time", "is missing; every run gives its measured step time, e.g. '8.309s'");
     run.step_time_s = parse_at(node_["step_time"], file_, "step_time", [](const std::string& value, const std::string& field) {
       return parse_duration_s(value, field, 1.0);
@@ -158,6 +163,7 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.overlap_param_gather = run.overlap_param_gather;
   shape.grad_reduce_in_bf16 = run.grad_reduce_in_bf16;
   shape.tp_comm_overlap = run.tp_comm_overlap;
+  shape.fp8 = run.fp8;
   models::check_sequence_length(model, run.seq, false);
   setup.pp = run.pp;
   setup.virtual_stages = run.vp;

@@ -32,6 +32,7 @@ struct MeasuredRun {
   bool overlap_param_gather = false;   // and --overlap-param-gather
   bool grad_reduce_in_bf16 = false;    // --grad-reduce-in-bf16 (NeMo: grad_sync_dtype bf16)
   bool tp_comm_overlap = false;        // --tp-comm-overlap (NeMo: ub_tp_comm_overlap)
+  bool fp8 = false;                    // precision: fp8 (Transformer Engine's recipe)
   // A `pipeplan validate` run: the pipeline alone (t = d = 1, no optimizer
   // step), its split the plan's; its prediction is the pipeline's time.
   bool pipeline_only = false;

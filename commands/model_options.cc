@@ -32,6 +32,18 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
 }
 
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
+  command
+      .add_option_function<std::string>(
+          "--precision",
+          [&flags](const std::string& value) {
+            if (value != "bf16" && value != "fp8") {
+              throw InputError(fmt::format("--precision: '{}' is not a precision; give bf16 or fp8", value));
+            }
+            flags.fp8 = value == "fp8";
+          },
+          "GEMM precision of the transformer blocks' linear layers: bf16, or fp8 (Transformer Engine's recipe: "
+          "attention, norms, embedding and output layer stay bf16) [default: bf16]")
+      ->type_name("TEXT");
   command.add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", flags.overlap_grad_reduce,
                    "Reduce each model chunk's gradients over d as soon as its last backward ends, behind the "
                    "backward still running (Megatron's --overlap-grad-reduce; default: after the pipeline)");
@@ -98,6 +110,7 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.overlap_param_gather = options.runtime.overlap_param_gather;
   shape.grad_reduce_in_bf16 = options.runtime.grad_reduce_in_bf16;
   shape.tp_comm_overlap = options.runtime.tp_comm_overlap;
+  shape.fp8 = options.runtime.fp8;
   check_overlap_flags(shape);
   return shape;
 }

@@ -142,6 +142,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("overlap-param-gather")) shape.overlap_param_gather = given_flags.overlap_param_gather;
   if (has("grad-reduce-in-bf16")) shape.grad_reduce_in_bf16 = given_flags.grad_reduce_in_bf16;
   if (has("tp-comm-overlap")) shape.tp_comm_overlap = given_flags.tp_comm_overlap;
+  if (has("precision")) shape.fp8 = given_flags.fp8;
   for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
                              std::pair{shape.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
@@ -209,7 +210,7 @@ const std::vector<std::string_view>& plan_override_options() {
   static const std::vector<std::string_view> kOptions{
       "hardware", "layers", "layout", "profile", "micro-batch-size", "seq", "allow-long-context", "tp",
       "sequence-parallel", "recompute", "no-flash-attention", "dp", "zero", "overlap-grad-reduce",
-      "overlap-param-gather", "grad-reduce-in-bf16", "tp-comm-overlap", "schedule", "stages", "microbatches",
+      "overlap-param-gather", "grad-reduce-in-bf16", "tp-comm-overlap", "precision", "schedule", "stages", "microbatches",
       "virtual", "microbatch-group-size"};
   return kOptions;
 }

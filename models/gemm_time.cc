@@ -13,6 +13,7 @@ namespace {
 constexpr double kMinSplitDepth = 256;
 constexpr int kMaxSplitK = 16;
 constexpr double kBf16Bytes = 2;
+constexpr double kFp8Bytes = 1;
 constexpr double kPartialBytes = 4;  // fp32 partial sums of a split-K GEMM
 
 // The whole problem in one tile of its own size: no quantization (a GPU
@@ -35,7 +36,8 @@ GemmTiming with_tile(const GemmWork& gemm, const GpuSpec& gpu, const GemmTile& t
   // Each wave runs one block per SM at 1/SMs of the tile's rate.
   const double block_flops = 2.0 * tile.rows * tile.columns * std::ceil(gemm.k / split);
   const double compute = timing.waves * block_flops / (rate * tile.share / gpu.sms);
-  const double operands = kBf16Bytes * gemm.batch * (gemm.m * gemm.k + gemm.k * gemm.n + gemm.m * gemm.n);
+  const double inputs = gemm.fp8 ? kFp8Bytes : kBf16Bytes;
+  const double operands = gemm.batch * (inputs * (gemm.m * gemm.k + gemm.k * gemm.n) + kBf16Bytes * gemm.m * gemm.n);
   const double partials = split > 1 ? 2 * kPartialBytes * gemm.batch * gemm.m * gemm.n * split : 0;
   const double stream = stream_rate > 0 ? operands / stream_rate : 0;
   const double reduction = stream_rate > 0 ? partials / stream_rate : 0;
@@ -47,8 +49,11 @@ GemmTiming with_tile(const GemmWork& gemm, const GpuSpec& gpu, const GemmTile& t
 }  // namespace
 
 GemmTiming gemm_timing(const GemmWork& gemm, const GpuSpec& gpu) {
-  const double rate = gpu.peak_flops_bf16 * gpu.matmul.max_fraction;
-  if (rate <= 0) throw InputError("hardware: gpu.peak_flops.bf16 is zero; set it in the hardware file");
+  const double rate = gemm.fp8 ? gpu.peak_flops_fp8 * gpu.matmul.fp8_share() : gpu.peak_flops_bf16 * gpu.matmul.max_fraction;
+  if (rate <= 0) {
+    throw InputError(gemm.fp8 ? "--precision fp8: the GPU has no FP8 rate (gpu.peak_flops.fp8 is 0); use --precision bf16"
+                              : "hardware: gpu.peak_flops.bf16 is zero; set it in the hardware file");
+  }
   if (gemm.m <= 0 || gemm.n <= 0 || gemm.k <= 0 || gemm.batch <= 0) return {};
   GemmTiming best;
   if (gpu.sms <= 0 || gpu.gemm_tiles.empty()) {

@@ -91,8 +91,12 @@ void read_matmul(const YAML::Node& node, const std::string& file, MatmulSpec& ma
              section + ".half_size: GEMMs are timed by their shape now; give the fixed cost of one GEMM kernel "
                        "as kernel_overhead (e.g. 4us) instead");
   }
-  check_keys(node, file, section, {"max", "kernel_overhead"});
+  check_keys(node, file, section, {"max", "kernel_overhead", "fp8_max"});
   read(node, "max", file, section, matmul.max_fraction, parse_fraction);
+  read(node, "fp8_max", file, section, matmul.fp8_max_fraction, parse_fraction);
+  if (matmul.fp8_max_fraction > 1) {
+    throw_at(file, node["fp8_max"], section + ".fp8_max: above 1; give the share of the FP8 peak reached, e.g. 0.7");
+  }
   read(node, "kernel_overhead", file, section, matmul.kernel_overhead_s, parse_seconds);
   if (matmul.kernel_overhead_s > 1e-3) {
     throw_at(file, node["kernel_overhead"], section + ".kernel_overhead: over 1 ms for one GEMM launch; give the "

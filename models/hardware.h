@@ -33,6 +33,8 @@ struct GemmTile {
 struct MatmulSpec {
   double max_fraction = 1.0;
   double kernel_overhead_s = 0;
+  double fp8_max_fraction = 0;  // of the FP8 peak; 0: as max_fraction
+  double fp8_share() const { return fp8_max_fraction > 0 ? fp8_max_fraction : max_fraction; }
 };
 
 struct GpuSpec {

@@ -20,6 +20,7 @@ struct RankShape {
   int tp = 1;               // t
   bool sequence_parallel = false;
   bool flash = true;
+  bool fp8 = false;  // linear layers in FP8
   std::int64_t element = 2;  // bytes per activation element
 
   // Bytes of `per_token` bytes per token for tensors that every rank holds

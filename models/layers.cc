@@ -24,7 +24,7 @@ void add_gemm(BlockCost& block, const RankShape& shape, double tokens, std::int6
   const double t = shape.tp;
   const double rows = split == Split::kRows ? static_cast<double>(in) / t : static_cast<double>(in);
   const double columns = split == Split::kColumns ? static_cast<double>(out) / t : static_cast<double>(out);
-  block.gemms.push_back(GemmWork{tokens, columns, rows, count});
+  block.gemms.push_back(GemmWork{tokens, columns, rows, count, 1, shape.fp8});
 }
 
 std::int64_t norm_params(const ModelConfig& model, std::int64_t width) {
@@ -135,6 +135,7 @@ RankShape rank_shape(const TrainingShape& shape) {
   rank.tp = shape.tp;
   rank.sequence_parallel = shape.sequence_parallel && shape.tp > 1;
   rank.flash = shape.flash_attention;
+  rank.fp8 = shape.fp8;
   rank.element = shape.activation_bytes_per_element;
   return rank;
 }
@@ -231,6 +232,8 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   layer.params = attention.params + mlp.params;
   layer.active_params = attention.params + mlp.active_params;
   layer.params_per_rank = attention.params_per_rank + mlp.params_per_rank;
+  // Norm weights (and a router) are among them, a few per million of a block's.
+  if (shape.fp8) layer.fp8_weight_copy_bytes = 2 * layer.params_per_rank;
   layer.forward = block_forward(model, attention, mlp, shape);
   // B: each GEMM's input-gradient GEMM, the attention core's gradient
   // (twice its FLOPs: Qi et al. 2024 Table 1, B = sbh(24h + 8s)), the

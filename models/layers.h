@@ -27,12 +27,13 @@ struct GemmWork {
   double k = 0;
   double count = 1;
   double batch = 1;
+  bool fp8 = false;  // FP8 operands (Transformer Engine's recipe), BF16 output
   double flops() const { return 2 * m * n * k * batch; }  // of one kernel
   // The backward GEMMs of a linear layer Y = X W with X [m x k]: the input
   // gradient dX = dY W^T (m x k, summing over n) and the weight gradient
   // dW = X^T dY (k x n, summing over m). Same FLOPs, other shapes.
-  GemmWork input_gradient() const { return {m, k, n, count, batch}; }
-  GemmWork weight_gradient() const { return {k, n, m, count, batch}; }
+  GemmWork input_gradient() const { return {m, k, n, count, batch, fp8}; }
+  GemmWork weight_gradient() const { return {k, n, m, count, batch, fp8}; }
   friend bool operator==(const GemmWork&, const GemmWork&) = default;
 };
 
@@ -98,6 +99,9 @@ struct LayerCost {
   std::int64_t params = 0;          // the whole layer, all tensor-parallel ranks
   std::int64_t active_params = 0;   // used per token (MoE: routed experts only)
   std::int64_t params_per_rank = 0; // held by one tensor-parallel rank
+  // FP8 copies of the linear weights Transformer Engine keeps through a
+  // step's micro-batches (one row-wise and one column-wise byte per weight).
+  std::int64_t fp8_weight_copy_bytes = 0;
 
   PassWork forward;
   PassWork backward_input;   // input gradients, plus the recomputed forward if any

@@ -89,6 +89,7 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   const double tokens = static_cast<double>(shape.tokens);
   const double per_expert = tokens * static_cast<double>(routed) / moe.experts;
   add_gemm(block, shape, tokens, h, moe.experts, Split::kColumns);  // router
+  block.gemms.back().fp8 = false;  // a plain BF16 GEMM, not a Transformer Engine linear
   add_gemm(block, shape, per_expert, h, full.up_width, Split::kColumns, moe.experts);
   add_gemm(block, shape, per_expert, moe.expert_ffn, h, Split::kRows, moe.experts);
   if (moe.shared_experts > 0) {

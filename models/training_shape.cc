@@ -11,6 +11,7 @@ void TrainingShape::apply(const RuntimeFlags& flags) {
   overlap_param_gather = flags.overlap_param_gather && overlap_grad_reduce && zero == ZeroStage::kOptimizer;
   grad_reduce_in_bf16 = flags.grad_reduce_in_bf16;
   tp_comm_overlap = flags.tp_comm_overlap && sequence_parallel && tp > 1;
+  fp8 = flags.fp8;
 }
 
 Recompute parse_recompute(std::string_view text) {

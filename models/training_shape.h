@@ -20,6 +20,7 @@ struct RuntimeFlags {
   bool overlap_param_gather = false;
   bool grad_reduce_in_bf16 = false;
   bool tp_comm_overlap = false;
+  bool fp8 = false;  // --precision fp8
   friend bool operator==(const RuntimeFlags&, const RuntimeFlags&) = default;
 };
 
@@ -31,6 +32,10 @@ struct TrainingShape {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;  // attention scores are never stored
+  // Transformer Engine's FP8 recipe (--precision fp8): the transformer
+  // blocks' linear layers run in FP8; attention, norms, the embedding and
+  // the output layer stay in BF16.
+  bool fp8 = false;
   ZeroStage zero = ZeroStage::kNone;
   // Megatron's --overlap-grad-reduce: each model chunk's gradients are
   // reduced over the data-parallel group as soon as its last backward ends,
@@ -54,7 +59,7 @@ struct TrainingShape {
   // parallelism) and leaves the rest off; runtime() reads them back.
   void apply(const RuntimeFlags& flags);
   RuntimeFlags runtime() const {
-    return {overlap_grad_reduce, overlap_param_gather, grad_reduce_in_bf16, tp_comm_overlap};
+    return {overlap_grad_reduce, overlap_param_gather, grad_reduce_in_bf16, tp_comm_overlap, fp8};
   }
 };
 

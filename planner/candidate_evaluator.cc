@@ -114,8 +114,8 @@ double stage_memory(const LayerContext& layers, const ScheduleContext& context, 
   for (const auto& [a, w] : context.peak_points[static_cast<std::size_t>(stage)]) {
     activations = std::max(activations, a * full + w * partial);
   }
-  return table.params(i, j) * layers.state_bytes_per_param + 2 * table.boundary_bytes(j) + table.working_bytes(i, j) +
-         activations;
+  return table.params(i, j) * layers.state_bytes_per_param + table.fp8_weight_copy_bytes(i, j) +
+         2 * table.boundary_bytes(j) + table.working_bytes(i, j) + activations;
 }
 
 double stage_memory_max(const LayerContext& layers, const ScheduleContext& context, const StageSplit& split) {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <bit>
 
+#include <fmt/format.h>
+
+#include "common/error.h"
 #include "models/time_model.h"
 
 namespace pipeplan::planner {
@@ -27,17 +30,27 @@ std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers
   return times;
 }
 
+const models::HardwareConfig& checked_precision(const models::HardwareConfig& hardware,
+                                                const models::TrainingShape& shape) {
+  if (shape.fp8 && hardware.gpu.peak_flops_fp8 <= 0) {
+    throw InputError(fmt::format("--precision fp8: {} has no FP8 tensor cores (gpu.peak_flops.fp8 is 0); use "
+                                 "--precision bf16",
+                                 hardware.name));
+  }
+  return hardware;
+}
+
 }  // namespace
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                        const models::TrainingShape& shape)
-    : LayerTable(layers, modelled_times(layers, hardware, shape)) {
+    : LayerTable(layers, modelled_times(layers, checked_precision(hardware, shape), shape)) {
   pass_overhead_s_ = hardware.pass_overhead_s;
 }
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& layer_times) {
   for (std::vector<double>* prefix : {&forward_, &backward_input_, &backward_weight_, &params_, &activation_,
-                                      &weight_grad_, &logits_}) {
+                                      &weight_grad_, &logits_, &fp8_copies_}) {
     prefix->reserve(layers.layers.size() + 1);
     prefix->push_back(0.0);
   }
@@ -50,6 +63,7 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<mode
     push_prefix(backward_input_, times.backward_input_s);
     push_prefix(backward_weight_, times.backward_weight_s);
     push_prefix(params_, static_cast<double>(layer.params_per_rank));
+    push_prefix(fp8_copies_, static_cast<double>(layer.fp8_weight_copy_bytes));
     push_prefix(activation_, static_cast<double>(layer.activation_bytes));
     push_prefix(weight_grad_, static_cast<double>(layer.weight_grad_bytes));
     push_prefix(logits_, static_cast<double>(layer.logits_bytes));

@@ -33,6 +33,7 @@ class LayerTable {
   // (the hardware's runtime.pass_overhead).
   double pass_overhead_s() const { return pass_overhead_s_; }
   double params(int i, int j) const { return range(params_, i, j); }
+  double fp8_weight_copy_bytes(int i, int j) const { return range(fp8_copies_, i, j); }
   double activation_bytes(int i, int j) const { return range(activation_, i, j); }
   double weight_grad_bytes(int i, int j) const { return range(weight_grad_, i, j); }
   double logits_bytes(int i, int j) const { return range(logits_, i, j); }
@@ -49,7 +50,7 @@ class LayerTable {
   std::vector<std::string> names_;
   double pass_overhead_s_ = 0;
   std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
-  std::vector<double> params_, activation_, weight_grad_, logits_;   // prefix sums
+  std::vector<double> params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
   std::vector<double> output_;                                       // per layer
   std::vector<std::vector<double>> working_max_;                     // sparse table: [level][start]
 };

@@ -39,6 +39,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.runtime.overlap_param_gather) args += " --overlap-param-gather";
   if (plan.runtime.grad_reduce_in_bf16) args += " --grad-reduce-in-bf16";
   if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
+  if (plan.runtime.fp8) args += " --fp8-format hybrid";
   if (plan.recompute == models::Recompute::kSelective) args += " --recompute-granularity selective";
   if (plan.recompute == models::Recompute::kFull) {
     args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";

@@ -36,11 +36,12 @@ bool read_flag(const YAML::Node& root, const char* key, const std::string& path)
 
 // The runtime flags by their plan-file keys (written only when on; a file
 // without one means off).
-std::array<std::pair<const char*, bool*>, 4> runtime_fields(models::RuntimeFlags& runtime) {
+std::array<std::pair<const char*, bool*>, 5> runtime_fields(models::RuntimeFlags& runtime) {
   return {{{"overlap_grad_reduce", &runtime.overlap_grad_reduce},
            {"overlap_param_gather", &runtime.overlap_param_gather},
            {"grad_reduce_in_bf16", &runtime.grad_reduce_in_bf16},
-           {"tp_comm_overlap", &runtime.tp_comm_overlap}}};
+           {"tp_comm_overlap", &runtime.tp_comm_overlap},
+           {"fp8", &runtime.fp8}}};
 }
 
 }  // namespace

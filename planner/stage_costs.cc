@@ -35,7 +35,7 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
 
 double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j) {
   const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp, shape.gradient_bytes());
-  return table.params(i, j) * state.total() + 2 * table.boundary_bytes(j);
+  return table.params(i, j) * state.total() + table.fp8_weight_copy_bytes(i, j) + 2 * table.boundary_bytes(j);
 }
 
 sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
@@ -58,12 +58,14 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
   result.static_memory.resize(static_cast<std::size_t>(schedule.ranks));
   const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.dp, shape.gradient_bytes());
   std::vector<double> working(static_cast<std::size_t>(schedule.ranks), 0.0);
+  std::vector<double> fp8_copies(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
     const int i = split.first_layer(stage), j = split.end_layer(stage);
     result.costs.stages.push_back(stage_cost(table, i, j, schedule.microbatch_scale));
     const auto rank = static_cast<std::size_t>(schedule.rank_of(stage));
     StaticMemory& memory = result.static_memory[rank];
     memory.params += to_bytes(table.params(i, j));
+    fp8_copies[rank] += table.fp8_weight_copy_bytes(i, j);
     result.stage_params.push_back(table.params(i, j));
     memory.buffers += 2 * result.costs.stages.back().send_bytes;
     working[rank] = std::max(working[rank], table.working_bytes(i, j) * schedule.microbatch_scale);
@@ -71,7 +73,7 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
   for (std::size_t rank = 0; rank < result.static_memory.size(); ++rank) {
     StaticMemory& memory = result.static_memory[rank];
     const double params = static_cast<double>(memory.params);
-    memory.weights = to_bytes(params * state.weights);
+    memory.weights = to_bytes(params * state.weights + fp8_copies[rank]);
     memory.gradients = to_bytes(params * state.gradients);
     memory.optimizer = to_bytes(params * state.optimizer);
     memory.buffers += to_bytes(working[rank]);

@@ -68,6 +68,13 @@ TEST(Calibrate, ShippedHardwarePredictsTheShippedRuns) {
   const ErrorSummary errors = summarise(rows, false);
   EXPECT_LE(errors.mean_abs, 0.03);
   EXPECT_LE(errors.max_abs, 0.06);
+  // And the FP8 runs of GPT-3 175B (README_175b.md's FP8 table), which fix
+  // the FP8 ceiling alone.
+  const ErrorSummary fp8 =
+      summarise(predict_runs(read_runs_yaml(testing::kConfigs + "/calibration/dgx-h100-nemo-fp8.yaml"), nullptr), false);
+  EXPECT_EQ(fp8.runs, 5);
+  EXPECT_LE(fp8.mean_abs, 0.03);
+  EXPECT_LE(fp8.max_abs, 0.06);
 }
 
 TEST(Calibrate, AThirdHeldOutStaysWithinTwoPointsOfTheFit) {

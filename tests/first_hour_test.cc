@@ -133,6 +133,26 @@ TEST(FirstHour, APlansFrameworkFlagsCanBeTurnedOffInAReplay) {
   EXPECT_EQ(run("simulate --plan " + plan + " --zero 0 --no-overlap-param-gather --json").code, 0);
 }
 
+TEST(FirstHour, Fp8IsRefusedWhereThereIsNoFp8AndCostsItsWeightCopies) {
+  expect_refused("simulate --model llama3-8b --hardware a100-80gb --pp 2 -m 8 --precision fp8",
+                 "--precision fp8: a100-80gb has no FP8 tensor cores");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --pp 2 -m 8 --precision fp4", "give bf16 or fp8");
+  const json bf16 = json::parse(run("simulate --model llama3-8b --hardware h100-sxm --pp 2 -m 8 --seq 2048 --json").out);
+  const json fp8 =
+      json::parse(run("simulate --model llama3-8b --hardware h100-sxm --pp 2 -m 8 --seq 2048 --precision fp8 --json").out);
+  EXPECT_LT(fp8["iteration_time_s"].get<double>(), bf16["iteration_time_s"].get<double>());
+  // Two FP8 bytes per linear weight of the blocks, beside the BF16 ones:
+  // rank 0 holds 16 of Llama 3 8B's 32 blocks of 218,112,000 parameters.
+  const double copies = 2.0 * 16 * 218112000;
+  EXPECT_NEAR(fp8["ranks_detail"][0]["memory_breakdown"]["weights"].get<double>() -
+                  bf16["ranks_detail"][0]["memory_breakdown"]["weights"].get<double>(),
+              copies, 1.0);
+  const auto plan = run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 "
+                        "--precision fp8 --json");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(json::parse(plan.out)["megatron_args"].get<std::string>().find("--fp8-format hybrid"), std::string::npos);
+}
+
 TEST(FirstHour, SavingsWhoseCostIsNotModelledAreRefused) {
   expect_refused("simulate --model llama3-70b --hardware h100-sxm --pp 2 -m 8 --dp 4 --zero 3",
                  "communication that costs (gradient reduce-scatter per micro-batch, weight all-gather per layer) is "

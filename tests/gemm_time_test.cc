@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/error.h"
 #include "models/hardware.h"
 
 namespace pipeplan::models {
@@ -109,6 +110,21 @@ TEST(GemmTime, WithoutSmsAGemmRunsAtTheCeiling) {
   gpu.sms = 0;
   const GemmWork gemm{100, 300, 700, 1};
   EXPECT_DOUBLE_EQ(gemm_timing(gemm, gpu).seconds, gemm.flops() / kRate + kOverhead);
+}
+
+TEST(GemmTime, Fp8RunsAtTheFp8RateOfTheHardwareFile) {
+  // A large compute-bound GEMM on the shipped H100: FP8 takes the BF16
+  // time over the ratio of the two rates the file gives (peak x ceiling),
+  // its kernel's fixed cost aside.
+  const GpuSpec gpu = load_hardware("h100-sxm").gpu;
+  GemmWork bf16{8192, 8192, 8192, 1};
+  GemmWork fp8 = bf16;
+  fp8.fp8 = true;
+  const double ratio = gpu.peak_flops_fp8 * gpu.matmul.fp8_share() / (gpu.peak_flops_bf16 * gpu.matmul.max_fraction);
+  const double overhead = gpu.matmul.kernel_overhead_s;
+  EXPECT_NEAR((gemm_timing(bf16, gpu).seconds - overhead) / (gemm_timing(fp8, gpu).seconds - overhead), ratio, 1e-12);
+  // Without an FP8 rate there is no FP8 GEMM.
+  EXPECT_THROW(gemm_timing(fp8, load_hardware("a100-80gb").gpu), InputError);
 }
 
 TEST(GemmTime, EmptyGemmCostsNothing) {
