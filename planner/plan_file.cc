@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <filesystem>
 #include <utility>
 
 #include "common/error.h"
@@ -128,7 +129,19 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
 
 PlanFile read_plan_yaml(const std::string& path) {
   const YAML::Node root = load_yaml_file(path, "the plan file");
-  return read_yaml(path, [&] { return read_plan_root(root, path); });
+  PlanFile file = read_yaml(path, [&] { return read_plan_root(root, path); });
+  // A model, hardware or profile file named by a relative path is the one
+  // beside the plan when there is one there, wherever the plan is read from.
+  const std::filesystem::path directory = std::filesystem::path(path).parent_path();
+  for (std::string* name : {&file.model, &file.hardware, &file.profile}) {
+    const std::filesystem::path beside = directory / *name;
+    std::error_code error;
+    if (!name->empty() && std::filesystem::path(*name).is_relative() && !directory.empty() &&
+        std::filesystem::is_regular_file(beside, error)) {
+      *name = beside.string();
+    }
+  }
+  return file;
 }
 
 }  // namespace pipeplan::planner

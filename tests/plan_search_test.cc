@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "common/error.h"
@@ -96,6 +97,24 @@ TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
   EXPECT_EQ(args.find("--grad-reduce-in-bf16") != std::string::npos, best.runtime.grad_reduce_in_bf16);
   EXPECT_EQ(args.find("--tp-comm-overlap") != std::string::npos, best.runtime.tp_comm_overlap);
   EXPECT_EQ(args.find("--overlap-grad-reduce") != std::string::npos, best.runtime.overlap_grad_reduce);
+}
+
+TEST(PlanSearch, APlanFindsTheFilesItNamesBesideIt) {
+  // `plan --hardware myhw.yaml --out dir/plan.yaml`, read from anywhere: the
+  // hardware file beside the plan is the one meant; built-in names stay.
+  const std::filesystem::path dir = ::testing::TempDir() + "pipeplan_plan_beside";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "myhw.yaml") << "name: myhw\nbase: h100-sxm\n";
+  PlanCandidate plan;
+  plan.pp = 1;
+  plan.microbatches = 4;
+  plan.schedule = "1F1B";
+  plan.split = even_split(32, 1);
+  std::ofstream(dir / "plan.yaml") << write_plan_yaml({"llama3-8b", "myhw.yaml", 4, 2048, plan, "", ""});
+  const PlanFile read = read_plan_yaml((dir / "plan.yaml").string());
+  EXPECT_EQ(read.hardware, (dir / "myhw.yaml").string());
+  EXPECT_EQ(read.model, "llama3-8b");
+  EXPECT_EQ(models::load_hardware(read.hardware).name, "myhw");
 }
 
 TEST(PlanSearch, Llama405bOnSixteenThousandGpusFitsEveryStage) {
