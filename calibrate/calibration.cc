@@ -114,6 +114,21 @@ class Residuals {
   mutable int evaluations_ = 0;
 };
 
+// d(errors_i)/d(x_j) by central differences of `errors_at`, x_j moved by
+// steps(j) each way.
+template <typename ErrorsAt>
+Eigen::MatrixXd central_differences(const ErrorsAt& errors_at, const Eigen::VectorXd& x, const Eigen::VectorXd& steps,
+                                    Eigen::Index runs) {
+  Eigen::MatrixXd result(runs, x.size());
+  for (Eigen::Index j = 0; j < x.size(); ++j) {
+    Eigen::VectorXd up = x, down = x;
+    up(j) += steps(j);
+    down(j) -= steps(j);
+    result.col(j) = (errors_at(up) - errors_at(down)) / (2 * steps(j));
+  }
+  return result;
+}
+
 // Eigen's solver interface over the free coordinates.
 struct SolverFunctor : Eigen::DenseFunctor<double> {
   SolverFunctor(const Residuals& residuals, int parameters)
@@ -122,18 +137,12 @@ struct SolverFunctor : Eigen::DenseFunctor<double> {
     errors = residuals_->at(residuals_->values_of(free));
     return 0;
   }
-  // Central differences a ten-thousandth of a unit wide in the solver's
-  // coordinates: wide enough that a step moves every step time well above
-  // rounding, narrow against the curvature of a logit.
+  // Steps a ten-thousandth of a unit in the solver's coordinates: wide
+  // enough that a step moves every step time well above rounding, narrow
+  // against the curvature of a logit.
   int df(const Eigen::VectorXd& free, Eigen::MatrixXd& jacobian) const {
-    constexpr double kStep = 1e-4;
-    for (Eigen::Index j = 0; j < free.size(); ++j) {
-      Eigen::VectorXd up = free, down = free;
-      up(j) += kStep;
-      down(j) -= kStep;
-      jacobian.col(j) = (residuals_->at(residuals_->values_of(up)) - residuals_->at(residuals_->values_of(down))) /
-                        (2 * kStep);
-    }
+    const auto errors_at = [this](const Eigen::VectorXd& x) { return residuals_->at(residuals_->values_of(x)); };
+    jacobian = central_differences(errors_at, free, Eigen::VectorXd::Constant(free.size(), 1e-4), residuals_->runs());
     return 0;
   }
   const Residuals* residuals_;
@@ -150,17 +159,11 @@ Eigen::VectorXd scales(const Eigen::VectorXd& values, const std::vector<FreePara
   return result;
 }
 
-// d(error_i)/d(value_j) by central differences in the parameters' own units.
+// d(error_i)/d(value_j) in the parameters' own units, steps a millionth of
+// each one's scale.
 Eigen::MatrixXd jacobian(const Residuals& residuals, const Eigen::VectorXd& values, const Eigen::VectorXd& scale) {
-  Eigen::MatrixXd result(residuals.runs(), values.size());
-  for (Eigen::Index j = 0; j < values.size(); ++j) {
-    const double step = 1e-6 * scale(j);
-    Eigen::VectorXd up = values, down = values;
-    up(j) += step;
-    down(j) -= step;
-    result.col(j) = (residuals.at(up) - residuals.at(down)) / (2 * step);
-  }
-  return result;
+  const auto errors_at = [&residuals](const Eigen::VectorXd& x) { return residuals.at(x); };
+  return central_differences(errors_at, values, 1e-6 * scale, residuals.runs());
 }
 
 std::vector<std::string> names_of(const std::vector<FreeParameter>& fit) {
