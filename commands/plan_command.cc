@@ -146,6 +146,13 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
 
 // No plan under the cap: say how close the search came and what would help.
 [[noreturn]] void report_infeasible(const planner::PlanSearchResult& search, const PlanOptions& options) {
+  if (!search.lowest_peak && search.rejected.count("out of memory") == 0) {
+    std::string reasons;
+    for (const auto& [reason, count] : search.rejected) reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", reason, count);
+    throw InputError(fmt::format("no candidate can run the fixed choices (rejected: {}); relax --pp, --virtual, "
+                                 "--schedule, --micro-batch-size or the split",
+                                 reasons));
+  }
   std::string closest = "no candidate could be costed";
   const planner::PlanCandidate* lowest = search.lowest_peak ? &*search.lowest_peak : nullptr;
   if (lowest != nullptr) {

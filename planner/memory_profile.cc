@@ -1,6 +1,8 @@
 #include "planner/memory_profile.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <unordered_map>
 
 namespace pipeplan::planner {
 namespace {
@@ -23,6 +25,45 @@ void keep_undominated(std::vector<MemoryPoint>& points, const MemoryPoint& point
   points.push_back(point);
 }
 
+// Points already offered to the set: a point seen before was kept or
+// dominated then, and whatever dominated it is dominated or kept still.
+// Steady states repeat a few points thousands of times (deep interleaving,
+// many micro-batches), so this saves the scans of the kept set. The key is a
+// hash kept up to date with each count's change (a random 64-bit weight per
+// count), so a point costs O(1) to look up; a hit is confirmed in full.
+class SeenPoints {
+  // SplitMix64 (Steele, Lea and Flood 2014): well-mixed 64-bit words.
+  static std::uint64_t splitmix64(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+
+ public:
+  explicit SeenPoints(std::size_t chunks) : weights_(2 * chunks) {
+    std::uint64_t state = 0;
+    for (std::uint64_t& weight : weights_) weight = splitmix64(state);
+  }
+  void add_full(std::size_t chunk, int delta) { hash_ += static_cast<std::uint64_t>(delta) * weights_[chunk]; }
+  void add_partial(std::size_t chunk, int delta) {
+    hash_ += static_cast<std::uint64_t>(delta) * weights_[weights_.size() / 2 + chunk];
+  }
+  bool first_time(const MemoryPoint& point) {
+    auto [first, last] = seen_.equal_range(hash_);
+    for (auto it = first; it != last; ++it) {
+      if (it->second.full == point.full && it->second.partial == point.partial) return false;
+    }
+    seen_.emplace(hash_, point);
+    return true;
+  }
+
+ private:
+  std::vector<std::uint64_t> weights_;
+  std::uint64_t hash_ = 0;
+  std::unordered_multimap<std::uint64_t, MemoryPoint> seen_;
+};
+
 RankMemoryProfile profile_of(const sim::Schedule& schedule, int rank) {
   RankMemoryProfile profile;
   std::vector<std::size_t> chunk_of(static_cast<std::size_t>(schedule.stages), 0);
@@ -34,27 +75,40 @@ RankMemoryProfile profile_of(const sim::Schedule& schedule, int rank) {
   MemoryPoint current{std::vector<int>(profile.stages.size(), 0), std::vector<int>(profile.stages.size(), 0)};
   // A run of forwards only adds: its last point dominates the others.
   bool after_forward = false;
+  SeenPoints seen(profile.stages.size());
+  auto offer = [&] {
+    if (seen.first_time(current)) keep_undominated(profile.points, current);
+  };
   for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
     if (!sim::is_compute(action.kind)) continue;
     const std::size_t chunk = chunk_of[static_cast<std::size_t>(action.stage)];
     if (action.kind == sim::OpKind::kForward) {
       ++current.full[chunk];
+      seen.add_full(chunk, 1);
       after_forward = true;
       continue;
     }
-    if (after_forward) keep_undominated(profile.points, current);
+    if (after_forward) offer();
     after_forward = false;
     switch (action.kind) {
-      case sim::OpKind::kBackward: --current.full[chunk]; break;
+      case sim::OpKind::kBackward:
+        --current.full[chunk];
+        seen.add_full(chunk, -1);
+        break;
       case sim::OpKind::kBackwardInput:
         --current.full[chunk];
         ++current.partial[chunk];
+        seen.add_full(chunk, -1);
+        seen.add_partial(chunk, 1);
         break;
-      case sim::OpKind::kBackwardWeight: --current.partial[chunk]; break;
+      case sim::OpKind::kBackwardWeight:
+        --current.partial[chunk];
+        seen.add_partial(chunk, -1);
+        break;
       default: break;
     }
   }
-  if (after_forward) keep_undominated(profile.points, current);
+  if (after_forward) offer();
   return profile;
 }
 

@@ -11,8 +11,6 @@
 namespace pipeplan::planner {
 namespace {
 
-constexpr int kMaxMicroBatchSize = 8;
-
 std::vector<int> divisors_up_to(int value, int limit) {
   std::vector<int> result;
   for (int d = 1; d <= std::min(value, limit); ++d) {
@@ -87,6 +85,13 @@ void check_fixed_choices(const PlanRequest& request) {
   if (request.tp && request.pp && request.dp && fixed != request.gpus) {
     throw InputError(fmt::format("--tp x --pp x --dp = {} but --gpus is {}", fixed, request.gpus));
   }
+  if (request.pp && request.virtual_stages && *request.pp * *request.virtual_stages > request.model.layers) {
+    throw InputError(fmt::format("--virtual {} with --pp {} makes {} pipeline stages, more than {}'s {} transformer "
+                                 "layers: every stage needs one; use --virtual {} or less",
+                                 *request.virtual_stages, *request.pp, *request.pp * *request.virtual_stages,
+                                 request.model.name, request.model.layers,
+                                 std::max(1, request.model.layers / *request.pp)));
+  }
   if (request.micro_batch_size && *request.micro_batch_size < 1) {
     throw InputError(fmt::format("--micro-batch-size must be >= 1 (got {})", *request.micro_batch_size));
   }
@@ -130,6 +135,11 @@ std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, st
 
 }  // namespace
 
+bool is_looped(const sim::ScheduleFamily& family) {
+  const std::string_view name = family.name;
+  return name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
+}
+
 SearchSpace::SearchSpace(const PlanRequest& request) {
   check_fixed_choices(request);
   const int layers = request.model.layers;
@@ -150,7 +160,7 @@ SearchSpace::SearchSpace(const PlanRequest& request) {
       const int per_replica = request.global_batch / d;
       replica_batches.push_back(per_replica);
       const std::vector<int> sizes = request.micro_batch_size ? std::vector<int>{*request.micro_batch_size}
-                                                              : divisors_up_to(per_replica, kMaxMicroBatchSize);
+                                                              : divisors_up_to(per_replica, per_replica);
       for (int b : sizes) {
         if (per_replica % b != 0) {
           ++rejected_["micro-batch size does not divide the batch per replica"];
@@ -170,15 +180,17 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     throw InputError(fmt::format("--virtual must be >= 1 (got {})", *request.virtual_stages));
   }
   // The v values each family runs: single-chunk ones 1, V ones 2, looped
-  // ones any (2, 3, 4 searched).
+  // ones any from 2 up to a chunk per layer on two ranks (the evaluator
+  // drops those with more stages than layers at its p).
   auto choices_for = [&](const sim::ScheduleFamily& family) {
     const std::string name(family.name);
-    const bool looped = name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
     std::vector<ScheduleChoice> choices;
-    if (looped) {
-      const std::vector<int> values = request.virtual_stages ? std::vector<int>{*request.virtual_stages}
-                                                             : std::vector<int>{2, 3, 4};
-      for (int v : values) choices.push_back({name, v});
+    if (is_looped(family)) {
+      if (request.virtual_stages) {
+        choices.push_back({name, *request.virtual_stages, true});
+      } else {
+        for (int v = 2; v <= std::max(2, request.model.layers / 2); ++v) choices.push_back({name, v, true});
+      }
     } else if (!request.virtual_stages || *request.virtual_stages == family.default_virtual_stages) {
       choices.push_back({name, family.default_virtual_stages});
     }
@@ -195,8 +207,11 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     return choices;
   }
   std::vector<ScheduleChoice> choices;
-  for (const char* name : {"GPipe", "1F1B", "Interleaved1F1B", "ZBH1", "ZBH2", "ZBVZeroBubble", "DualPipeV"}) {
-    for (const ScheduleChoice& choice : choices_for(sim::find_schedule_family(name))) choices.push_back(choice);
+  // Every generated schedule but naive (one micro-batch, which GPipe with
+  // m = 1 already is).
+  for (const sim::ScheduleFamily& family : sim::schedule_families()) {
+    if (std::string_view(family.name) == "naive") continue;
+    for (const ScheduleChoice& choice : choices_for(family)) choices.push_back(choice);
   }
   if (choices.empty()) throw InputError("--virtual: no searched schedule runs that many stages per rank");
   return choices;

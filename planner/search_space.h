@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "planner/plan_search.h"
+#include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
 
@@ -20,6 +21,7 @@ struct SearchGroup {
 struct ScheduleChoice {
   std::string name;
   int virtual_stages = 1;
+  bool looped = false;  // a looped family (any v)
 };
 
 class SearchSpace {
@@ -36,8 +38,11 @@ class SearchSpace {
   std::map<std::string, std::size_t> rejected_;
 };
 
-// GPipe, 1F1B, Interleaved1F1B (v = 2, 3, 4), ZBH1, ZBH2, ZBV and DualPipeV,
-// or the request's schedule (with its v, or the v values worth trying).
+// Every generated schedule but naive, the looped ones (Interleaved1F1B,
+// LoopedBFS, InterleavedZeroBubble) with every v from 2 to layers / 2; or the
+// request's schedule (with its v, or the v values worth trying).
+// Families that run any number of looped chunks per rank.
+bool is_looped(const sim::ScheduleFamily& family);
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
 std::vector<models::Recompute> recompute_choices(const PlanRequest& request);
 
