@@ -19,7 +19,7 @@ class RunReader {
 
   MeasuredRun read() const {
     check_keys(node_, file_, "a run",
-               {"name", "source", "model", "hardware", "gpus", "tp", "pp", "vp", "micro_batch_size", "global_batch",
+               {"name", "source", "model", "hardware", "gpus", "tp", "cp", "pp", "vp", "micro_batch_size", "global_batch",
                 "seq", "schedule", "recompute", "sequence_parallel", "distributed_optimizer",
                 "overlap_grad_reduce", "overlap_param_gather", "grad_reduce_in_bf16", "tp_comm_overlap", "precision", "step_time", "mfu",
                 "peak_memory"});
@@ -31,6 +31,7 @@ class RunReader {
     run.hardware = text("hardware");
     run.gpus = *count("gpus", true);
     run.tp = count("tp", false).value_or(1);
+    run.cp = count("cp", false).value_or(1);
     run.pp = count("pp", false).value_or(1);
     run.vp = count("vp", false).value_or(1);
     run.micro_batch_size = count("micro_batch_size", false).value_or(1);
@@ -99,20 +100,26 @@ class RunReader {
   }
 
   void check_layout(const MeasuredRun& run) const {
-    const long long model_parallel = static_cast<long long>(run.tp) * run.pp;
+    const long long model_parallel = static_cast<long long>(run.tp) * run.cp * run.pp;
     if (run.gpus % model_parallel != 0) {
-      fail("gpus", fmt::format("{} GPUs do not divide into tp x pp = {} groups", run.gpus, model_parallel));
+      fail("gpus", fmt::format("{} GPUs do not divide into tp x cp x pp = {} groups", run.gpus, model_parallel));
     }
     const long long dp = run.gpus / model_parallel;
+    if (run.cp > 1 && run.seq % (2 * run.cp) != 0) {
+      fail("cp", fmt::format("the sequence ({}) must divide into 2 x cp = {} chunks", run.seq, 2 * run.cp));
+    }
     if (run.global_batch % (dp * run.micro_batch_size) != 0) {
       fail("global_batch", fmt::format("{} sequences do not divide into {} data-parallel replicas of micro-batches of {}",
                                        run.global_batch, dp, run.micro_batch_size));
     }
-    if (run.distributed_optimizer && dp == 1) {
-      fail("distributed_optimizer", "shards over the data-parallel ranks, and this run has one; drop it");
+    const long long replicas = dp * run.cp;  // ranks holding the same weights
+    if (run.distributed_optimizer && replicas == 1) {
+      fail("distributed_optimizer", "shards over the data- and context-parallel ranks, and this run has one; drop it");
     }
     if (run.sequence_parallel && run.tp == 1) fail("sequence_parallel", "needs tp > 1; drop it");
-    if (run.overlap_grad_reduce && dp == 1) fail("overlap_grad_reduce", "needs more than one data-parallel rank; drop it");
+    if (run.overlap_grad_reduce && replicas == 1) {
+      fail("overlap_grad_reduce", "needs more than one data- or context-parallel rank; drop it");
+    }
     if (run.tp_comm_overlap && !run.sequence_parallel) {
       fail("tp_comm_overlap", "overlaps sequence parallelism's collectives; set sequence_parallel too");
     }
@@ -155,7 +162,8 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.micro_batch_size = run.micro_batch_size;
   shape.seq_len = run.seq;
   shape.tp = run.tp;
-  shape.dp = run.gpus / (run.tp * run.pp);
+  shape.cp = run.cp;
+  shape.dp = run.gpus / (run.tp * run.cp * run.pp);
   shape.sequence_parallel = run.sequence_parallel;
   shape.recompute = run.recompute;
   shape.zero = run.distributed_optimizer ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;

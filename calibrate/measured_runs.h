@@ -20,7 +20,7 @@ struct MeasuredRun {
   std::string model;
   std::string hardware;
   int gpus = 0;
-  int tp = 1, pp = 1, vp = 1;
+  int tp = 1, cp = 1, pp = 1, vp = 1;
   int micro_batch_size = 1;
   int global_batch = 0;
   int seq = 0;

@@ -76,9 +76,9 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   const std::string plan_file = plan_path(comparison_path, json["plan"].get<std::string>());
   const planner::PlanFile plan = planner::read_plan_yaml(plan_file);
   const planner::PlanCandidate& candidate = plan.plan;
-  if (candidate.tp != 1 || candidate.dp != 1) {
-    fail("plan", fmt::format("its plan has t = {}, d = {}; validate runs the pipeline alone (t = d = 1)", candidate.tp,
-                             candidate.dp));
+  if (candidate.tp != 1 || candidate.cp != 1 || candidate.dp != 1) {
+    fail("plan", fmt::format("its plan has t = {}, c = {}, d = {}; validate runs the pipeline alone (t = c = d = 1)",
+                             candidate.tp, candidate.cp, candidate.dp));
   }
   MeasuredRun run;
   run.place = comparison_path;

@@ -97,8 +97,9 @@ void run_show(const ShowOptions& options) {
   std::optional<models::HardwareConfig> hardware;
   if (options.hardware) hardware = models::load_hardware(*options.hardware);
   if (!options.json) {
-    std::cout << fmt::format("{} ({}): b={} s={} t={}{} recompute {}{}\n", model.name, model.source,
+    std::cout << fmt::format("{} ({}): b={} s={} t={}{}{} recompute {}{}\n", model.name, model.source,
                              shape.micro_batch_size, shape.seq_len, shape.tp,
+                             shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "",
                              shape.sequence_parallel ? " +SP" : "", models::recompute_name(shape.recompute),
                              hardware ? ", times on " + hardware->name : "");
     print_table(layers, hardware, shape);
@@ -111,7 +112,8 @@ void run_show(const ShowOptions& options) {
                                  {"embedding_params", layers.embedding_params},
                                  {"micro_batch_size", shape.micro_batch_size},
                                  {"seq", shape.seq_len},
-                                 {"tp", shape.tp}};
+                                 {"tp", shape.tp},
+                                 {"cp", shape.cp}};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const models::LayerCost& layer : layers.layers) list.push_back(layer_json(layer, hardware, shape));
   json["layers"] = std::move(list);

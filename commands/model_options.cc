@@ -16,6 +16,10 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
       ->capture_default_str();
   command.add_flag("--allow-long-context", options.allow_long_context, kAllowLongContextHelp);
   command.add_option("--tp,-t", options.tp, "Tensor-parallel size t (within a node)")->capture_default_str();
+  command.add_option("--cp", options.cp,
+                     "Context-parallel size c: each rank takes s / c of every sequence, keys and values go round a "
+                     "ring (Megatron's --context-parallel-size)")
+      ->capture_default_str();
   command.add_flag("--sequence-parallel,!--no-sequence-parallel", options.sequence_parallel,
                    "Megatron sequence parallelism: norms and dropout split over the t ranks (default: off)");
   command.add_option("--recompute", options.recompute, "Activation recomputation: none, selective or full")
@@ -60,9 +64,9 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
 }
 
 void check_overlap_flags(const models::TrainingShape& shape) {
-  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.dp == 1) {
+  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.weight_replicas() == 1) {
     throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with --dp 1 "
-                     "there is none; drop them or raise --dp");
+                     "and --cp 1 there is none; drop them or raise --dp");
   }
   if (shape.tp_comm_overlap && !(shape.sequence_parallel && shape.tp > 1)) {
     throw InputError("--tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters: give "
@@ -77,30 +81,31 @@ void check_overlap_flags(const models::TrainingShape& shape) {
   }
 }
 
-void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero) {
+void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, int zero) {
   if (sequence_parallel && tp == 1) {
     throw InputError("--sequence-parallel splits norms and dropout over the t ranks: with --tp 1 it changes nothing; "
                      "drop it or raise --tp");
   }
-  if (zero > 0 && dp == 1) {
-    throw InputError("--zero shards over the d data-parallel ranks: with --dp 1 it changes nothing; drop it or raise "
-                     "--dp");
+  if (zero > 0 && weight_replicas == 1) {
+    throw InputError("--zero shards over the d x c data- and context-parallel ranks: with --dp 1 --cp 1 it changes "
+                     "nothing; drop it or raise --dp");
   }
 }
 
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model) {
   for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
-                             std::pair{options.dp, "--dp"}}) {
+                             std::pair{options.cp, "--cp"}, std::pair{options.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
   if (options.seq < 0) throw InputError(fmt::format("--seq must be >= 1 (got {})", options.seq));
   if (options.zero < 0 || options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", options.zero));
-  check_parallel_flags(options.tp, options.sequence_parallel, options.dp, options.zero);
+  check_parallel_flags(options.tp, options.sequence_parallel, options.dp * options.cp, options.zero);
   models::TrainingShape shape;
   shape.micro_batch_size = options.micro_batch_size;
   shape.seq_len = options.seq > 0 ? options.seq : std::min(model.context, kDefaultSeqCap);
   models::check_sequence_length(model, shape.seq_len, options.allow_long_context);
   shape.tp = options.tp;
+  shape.cp = options.cp;
   shape.dp = options.dp;
   shape.sequence_parallel = options.sequence_parallel;
   shape.recompute = models::parse_recompute(options.recompute);

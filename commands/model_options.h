@@ -16,6 +16,7 @@ struct ShapeOptions {
   int micro_batch_size = 1;
   int seq = 0;  // 0: the model's context, at most kDefaultSeqCap
   int tp = 1;
+  int cp = 1;
   int dp = 1;
   bool sequence_parallel = false;
   std::string recompute = "none";
@@ -27,7 +28,7 @@ struct ShapeOptions {
 
 constexpr int kDefaultSeqCap = 8192;
 
-// --micro-batch-size, --seq, --allow-long-context, --tp,
+// --micro-batch-size, --seq, --allow-long-context, --tp, --cp,
 // --sequence-parallel / --no-sequence-parallel, --recompute,
 // --no-flash-attention; with `with_data_parallel` also --dp, --zero,
 // --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
@@ -41,9 +42,9 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags);
 // Checks every value (and the sequence against the model's context).
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model);
 
-// Refuses --sequence-parallel with t = 1 and --zero with d = 1 (neither
+// Refuses --sequence-parallel with t = 1 and --zero with d = c = 1 (neither
 // would change anything).
-void check_parallel_flags(int tp, bool sequence_parallel, int dp, int zero);
+void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, int zero);
 // Refuses the overlap flags where there is nothing to overlap: d = 1, or
 // --overlap-param-gather without the distributed optimizer (--zero 1), or
 // --tp-comm-overlap without sequence parallelism.
@@ -51,6 +52,6 @@ void check_overlap_flags(const models::TrainingShape& shape);
 
 // The help text of --allow-long-context, shared with `plan`.
 inline constexpr const char* kAllowLongContextHelp =
-    "Cost a --seq beyond the model's context (as context parallelism or RoPE scaling would run it)";
+    "Cost a --seq beyond the model's context (the positions it was trained for), as a RoPE-scaled model would run it";
 
 }  // namespace pipeplan::commands

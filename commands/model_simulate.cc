@@ -83,8 +83,9 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["model"] = run.model.name;
   output.json["hardware"] = run.hardware.name;
   output.json["cost_source"] = result.cost_source;
-  output.text = fmt::format("{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, recompute {}\n", run.model.name,
-                            result.gpus, run.hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
+  output.text = fmt::format("{} on {} x {}, t={}{} p={} d={}, micro-batch {} x {} tokens, recompute {}\n",
+                            run.model.name, result.gpus, run.hardware.name, setup.shape.tp,
+                            setup.shape.cp > 1 ? fmt::format(" c={}", setup.shape.cp) : "", setup.pp, setup.shape.dp,
                             setup.shape.micro_batch_size, setup.shape.seq_len,
                             models::recompute_name(setup.shape.recompute));
   if (!run.overrides.empty()) {
@@ -127,6 +128,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("seq")) shape.seq_len = given_shape.seq > 0 ? given_shape.seq : std::min(run.model.context, kDefaultSeqCap);
   if (has("micro-batch-size")) shape.micro_batch_size = given_shape.micro_batch_size;
   if (has("tp")) shape.tp = given_shape.tp;
+  if (has("cp")) shape.cp = given_shape.cp;
   if (has("dp")) shape.dp = given_shape.dp;
   if (has("zero")) {
     if (given_shape.zero < 0 || given_shape.zero > 3) {
@@ -144,10 +146,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("tp-comm-overlap")) shape.tp_comm_overlap = given_flags.tp_comm_overlap;
   if (has("precision")) shape.fp8 = given_flags.fp8;
   for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
-                             std::pair{shape.dp, "--dp"}}) {
+                             std::pair{shape.cp, "--cp"}, std::pair{shape.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
-  check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.dp,
+  check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.weight_replicas(),
                        has("zero") ? static_cast<int>(shape.zero) : 0);
   try {
     check_overlap_flags(shape);
@@ -208,7 +210,7 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
 
 const std::vector<std::string_view>& plan_override_options() {
   static const std::vector<std::string_view> kOptions{
-      "hardware", "layers", "layout", "profile", "micro-batch-size", "seq", "allow-long-context", "tp",
+      "hardware", "layers", "layout", "profile", "micro-batch-size", "seq", "allow-long-context", "tp", "cp",
       "sequence-parallel", "recompute", "no-flash-attention", "dp", "zero", "overlap-grad-reduce",
       "overlap-param-gather", "grad-reduce-in-bf16", "tp-comm-overlap", "precision", "schedule", "stages", "microbatches",
       "virtual", "microbatch-group-size"};
@@ -251,8 +253,9 @@ CommandOutput run_model_comparison(const ModelSimulateOptions& options, const Sc
   };
   const planner::PipelineSetup& setup = base.setup;
   const std::string heading = fmt::format(
-      "{} on {} x {}, t={} p={} d={}, micro-batch {} x {} tokens, {} micro-batches, recompute {}\n", base.model.name,
-      setup.shape.tp * setup.pp * setup.shape.dp, base.hardware.name, setup.shape.tp, setup.pp, setup.shape.dp,
+      "{} on {} x {}, t={}{} p={} d={}, micro-batch {} x {} tokens, {} micro-batches, recompute {}\n", base.model.name,
+      setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp, base.hardware.name, setup.shape.tp,
+      setup.shape.cp > 1 ? fmt::format(" c={}", setup.shape.cp) : "", setup.pp, setup.shape.dp,
       setup.shape.micro_batch_size, setup.shape.seq_len, setup.microbatches, models::recompute_name(setup.shape.recompute));
   CommandOutput output = compare_schedules(run_family, outputs, true, heading);
   output.json["model"] = base.model.name;

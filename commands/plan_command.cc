@@ -26,7 +26,7 @@ struct PlanOptions {
   int global_batch = 0;
   int seq = 0;
   std::optional<std::string> memory_cap;
-  std::optional<int> tp, pp, dp, micro_batch_size, virtual_stages, zero;
+  std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero;
   std::optional<std::string> schedule, recompute;
   bool sequence_parallel = false;
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
@@ -63,11 +63,13 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
     throw InputError("--sequence-parallel / --no-sequence-parallel apply with t > 1: with --tp 1 they change "
                      "nothing; drop them");
   }
-  if (options.zero && options.dp == 1) {
-    throw InputError("--zero shards over the d data-parallel ranks: with --dp 1 it changes nothing; drop it");
+  const bool one_replica = options.dp == 1 && options.cp.value_or(0) == 1;
+  if (options.zero && one_replica) {
+    throw InputError("--zero shards over the d x c data- and context-parallel ranks: with --dp 1 --cp 1 it changes "
+                     "nothing; drop it");
   }
   const models::RuntimeFlags& runtime = options.runtime;
-  if ((runtime.overlap_grad_reduce || runtime.overlap_param_gather) && (options.dp == 1 || options.gpus == 1)) {
+  if ((runtime.overlap_grad_reduce || runtime.overlap_param_gather) && (one_replica || options.gpus == 1)) {
     throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with one "
                      "data-parallel rank there is none; drop them");
   }
@@ -95,6 +97,7 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   models::check_sequence_length(request.model, request.seq_len, options.allow_long_context);
   if (options.memory_cap) request.memory_cap_bytes = static_cast<double>(parse_bytes(*options.memory_cap, "--memory-cap"));
   request.tp = options.tp;
+  request.cp = options.cp;
   request.pp = options.pp;
   request.dp = options.dp;
   if (options.sequence_parallel_option->count() > 0) request.sequence_parallel = options.sequence_parallel;
@@ -137,6 +140,8 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
   }
   if (closest == nullptr || closest->micro_batch_size > 1) advice.push_back("a smaller --micro-batch-size");
   if (options.tp || options.pp) advice.push_back("leaving --tp and --pp to the search");
+  // Context parallelism divides every activation by c.
+  if (options.cp) advice.push_back(fmt::format("a --cp above {} (or leaving it to the search)", *options.cp));
   advice.push_back("a shorter --seq");
   advice.push_back(options.memory_cap ? "a larger --memory-cap" : "a GPU with more memory");
   std::string text;
@@ -157,8 +162,8 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
   const planner::PlanCandidate* lowest = search.lowest_peak ? &*search.lowest_peak : nullptr;
   if (lowest != nullptr) {
     const planner::PlanCandidate& c = *lowest;
-    closest = fmt::format("the smallest peak found is {} (t={} p={} d={}, micro-batch {}, {}, recompute {})",
-                          format_bytes(c.max_peak_bytes), c.tp, c.pp, c.dp, c.micro_batch_size, c.schedule,
+    closest = fmt::format("the smallest peak found is {} (t={} c={} p={} d={}, micro-batch {}, {}, recompute {})",
+                          format_bytes(c.max_peak_bytes), c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.schedule,
                           models::recompute_name(c.recompute));
   }
   throw InputError(fmt::format("no plan fits the memory cap of {}: {}; try {}",
@@ -197,11 +202,11 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   auto options = std::make_shared<PlanOptions>();
   CLI::App* command = app.add_subcommand(
       "plan",
-      "Search tensor, pipeline and data parallelism, micro-batch size, schedule, recomputation and the layer split "
-      "for the highest throughput with every GPU under the memory cap");
+      "Search tensor, context, pipeline and data parallelism, micro-batch size, schedule, recomputation and the "
+      "layer split for the highest throughput with every GPU under the memory cap");
   command->add_option("--model", options->model, "Model zoo name or YAML file")->required();
   command->add_option("--hardware", options->hardware, "Hardware name or YAML file")->required();
-  command->add_option("--gpus", options->gpus, "GPUs in all (t x p x d)")->required();
+  command->add_option("--gpus", options->gpus, "GPUs in all (t x c x p x d)")->required();
   command->add_option("--global-batch", options->global_batch, "Sequences per iteration (global_batch_size)")
       ->required();
   command->add_option("--seq", options->seq, "Sequence length; 0 = the model's context, at most 8192")
@@ -210,6 +215,9 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--memory-cap", options->memory_cap,
                       "Peak memory per GPU allowed, e.g. 80GiB [default: the GPU's usable memory]");
   command->add_option("--tp", options->tp, "Fix the tensor-parallel size");
+  command->add_option("--cp", options->cp,
+                      "Fix the context-parallel size: each rank takes s / c of every sequence, keys and values go "
+                      "round a ring (Megatron's --context-parallel-size)");
   command->add_option("--pp", options->pp, "Fix the pipeline-parallel size");
   command->add_option("--dp", options->dp, "Fix the data-parallel size (replicas)");
   options->sequence_parallel_option =

@@ -21,15 +21,25 @@ void add_norm_and_residual(BlockCost& block, const ModelConfig& model, const Ran
 }
 
 // The attention core (Q K^T, softmax, dropout, scores x V) over the full
-// s x s square, the convention of Narayanan et al. 2021 Eq. 3.
+// s x s square, the convention of Narayanan et al. 2021 Eq. 3. `kv_width`:
+// key and value elements per token on this rank, what context parallelism
+// sends round its ring.
 void add_core(BlockCost& block, const ModelConfig& model, const RankShape& shape, std::int64_t qk_head,
-              std::int64_t v_head) {
+              std::int64_t v_head, std::int64_t kv_width) {
   const std::int64_t heads = model.heads / shape.tp;
   const std::int64_t b = shape.batch;
   const std::int64_t s = shape.seq;
   const std::int64_t e = shape.element;
+  const double exchange = shape.cp > 1 ? static_cast<double>(shape.tokens * kv_width * e) : 0.0;
+  // Each ring step after the first merges its partial output into the
+  // running one by their softmax statistics: the fp32 output read and
+  // written (the backward's dQ, dK, dV accumulate alike: twice the forward's
+  // traffic, as for every elementwise kernel here).
+  block.traffic_scores += static_cast<double>(shape.cp - 1) * 2 * 4 * static_cast<double>(shape.tokens) *
+                          static_cast<double>(heads * v_head);
   block.attention.push_back(AttentionWork{static_cast<double>(b * heads), static_cast<double>(s),
-                                         static_cast<double>(qk_head), static_cast<double>(v_head), false});
+                                         static_cast<double>(qk_head), static_cast<double>(v_head), false, shape.cp,
+                                         exchange});
   const std::int64_t scores = b * heads * s * s;
   if (shape.flash) {
     // Flash attention keeps only the fp32 log-sum-exp per row.
@@ -60,7 +70,7 @@ BlockCost grouped_query_attention(const ModelConfig& model, const RankShape& sha
   }
   add_gemm(block, shape, static_cast<double>(shape.tokens), h, q + 2 * kv, Split::kColumns);
   add_gemm(block, shape, static_cast<double>(shape.tokens), q, h, Split::kRows);
-  add_core(block, model, shape, model.head_dim, model.head_dim);
+  add_core(block, model, shape, model.head_dim, model.head_dim, 2 * shape.split(kv));
   // QKV input (whole); Q, K, V (after rope) and the output projection's input.
   block.stored_whole += e * h;
   block.stored_split += e * (qkv_rank + q_rank);
@@ -103,7 +113,8 @@ BlockCost latent_attention(const ModelConfig& model, const RankShape& shape) {
   add_gemm(block, shape, tokens, h, kv_down, Split::kColumns);
   add_gemm(block, shape, tokens, kv_lora, kv_up, Split::kColumns);
   add_gemm(block, shape, tokens, v, h, Split::kRows);
-  add_core(block, model, shape, qk_head, mla.v_head_dim);
+  // MLA's keys and values go round whole per head (the latent is expanded).
+  add_core(block, model, shape, qk_head, mla.v_head_dim, heads_rank * (qk_head + mla.v_head_dim));
   // Whole: the down-projections' input, the latent vectors before and after
   // their norms. Split: Q, K, V and the output projection's input.
   block.stored_whole += e * (h + 2 * q_lora + 2 * kv_lora);

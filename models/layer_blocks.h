@@ -15,9 +15,10 @@ namespace pipeplan::models::detail {
 // The training shape reduced to what the costs need.
 struct RankShape {
   std::int64_t batch = 1;   // b
-  std::int64_t seq = 1;     // s
-  std::int64_t tokens = 1;  // b * s
+  std::int64_t seq = 1;     // s / c: this rank's share of each sequence
+  std::int64_t tokens = 1;  // b * s / c
   int tp = 1;               // t
+  int cp = 1;               // c
   bool sequence_parallel = false;
   bool flash = true;
   bool fp8 = false;  // linear layers in FP8

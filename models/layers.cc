@@ -118,6 +118,16 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
   require(shape.micro_batch_size >= 1, "micro-batch size must be >= 1");
   require(shape.seq_len >= 1, "sequence length must be >= 1");
   require(shape.tp >= 1, "tensor-parallel size must be >= 1");
+  require(shape.cp >= 1, "context-parallel size must be >= 1");
+  if (shape.cp > 1) {
+    require(shape.seq_len % (2 * shape.cp) == 0,
+            fmt::format("--cp {}: the sequence ({}) must divide into 2 x cp = {} chunks (each rank takes two, for "
+                        "causal load balance); use a --cp whose double divides {}",
+                        shape.cp, shape.seq_len, 2 * shape.cp, shape.seq_len));
+    require(shape.flash_attention, fmt::format("--cp {}: context parallelism runs fused (flash) attention; drop "
+                                               "--no-flash-attention or use --cp 1",
+                                               shape.cp));
+  }
   require(shape.activation_bytes_per_element >= 1, "activation bytes per element must be >= 1");
   require(model.heads % shape.tp == 0,
           fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; pick a divisor of {}",
@@ -130,7 +140,8 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
 RankShape rank_shape(const TrainingShape& shape) {
   RankShape rank;
   rank.batch = shape.micro_batch_size;
-  rank.seq = shape.seq_len;
+  rank.cp = shape.cp;
+  rank.seq = shape.seq_len / shape.cp;
   rank.tokens = rank.batch * rank.seq;
   rank.tp = shape.tp;
   rank.sequence_parallel = shape.sequence_parallel && shape.tp > 1;
@@ -242,6 +253,7 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   for (const GemmWork& gemm : layer.forward.gemms) backward.gemms.push_back(gemm.input_gradient());
   for (AttentionWork core : layer.forward.attention) {
     core.gradient = true;
+    core.exchange_bytes *= 2;  // K and V go round, dK and dV come back
     backward.attention.push_back(core);
   }
   backward.memory_bytes = 2 * layer.forward.memory_bytes;
@@ -249,6 +261,9 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   // W: each GEMM's weight-gradient GEMM (W = 24sbh^2).
   for (const GemmWork& gemm : layer.forward.gemms) layer.backward_weight.gemms.push_back(gemm.weight_gradient());
   set_memory(layer, attention, mlp, shape, recompute, model.hidden);
+  // Context parallelism's backward holds two K,V blocks and two dK,dV
+  // blocks of the ring in flight.
+  for (const AttentionWork& core : layer.forward.attention) layer.working_bytes += static_cast<std::int64_t>(4 * core.exchange_bytes);
   add_recompute(layer, attention, recompute);
   layer.output_bytes = shape.split(shape.tokens * model.hidden * shape.element);
   return layer;
@@ -260,7 +275,7 @@ double flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shap
     total += layer.forward.flops() + layer.backward_input.flops() + layer.backward_weight.flops();
     if (!recompute) total -= layer.recompute_flops;
   }
-  return total * shape.tp;  // every rank does 1/t of the work
+  return total * shape.tp * shape.cp;  // every rank does 1/(t c) of the work
 }
 
 }  // namespace

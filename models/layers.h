@@ -42,13 +42,21 @@ struct GemmWork {
 // gradient (twice the forward's FLOPs, Qi et al. 2024 Table 1). FLOPs count
 // the full s x s square (Narayanan et al. 2021 Eq. 3), as MFU does; the time
 // model costs what the kernels execute (causal skipping, recomputation).
+//
+// With context parallelism over `ring` ranks each rank holds `seq` = s / c
+// queries (two chunks, for causal load balance) and sees every key: the
+// keys and values circulate around the ring (Megatron / Transformer
+// Engine's p2p context parallelism), one block of `exchange_bytes` per step,
+// sent while the step before it computes.
 struct AttentionWork {
   double heads = 0;   // micro-batch x attention heads on this rank
-  double seq = 0;
+  double seq = 0;     // queries on this rank (and keys per ring step)
   double qk_dim = 0;  // per head
   double v_dim = 0;
   bool gradient = false;
-  double flops() const { return (gradient ? 2.0 : 1.0) * 2 * heads * seq * seq * (qk_dim + v_dim); }
+  int ring = 1;               // context-parallel ranks the keys go round
+  double exchange_bytes = 0;  // sent per ring step: K and V (and dK, dV in the gradient)
+  double flops() const { return (gradient ? 2.0 : 1.0) * 2 * heads * seq * seq * ring * (qk_dim + v_dim); }
   friend bool operator==(const AttentionWork&, const AttentionWork&) = default;
 };
 

@@ -289,8 +289,8 @@ void check_sequence_length(const ModelConfig& model, int seq_len, bool allow_lon
                                  seq_len, model.name, model.context, model.context));
   }
   if (allow_long_context) return;
-  throw InputError(fmt::format("--seq {} exceeds {}'s context of {} tokens; sequences that long need context "
-                               "parallelism or RoPE scaling; pass --allow-long-context to cost them anyway",
+  throw InputError(fmt::format("--seq {} exceeds {}'s context of {} tokens, the positions it was trained for (RoPE "
+                               "scaling extends them); pass --allow-long-context to cost them anyway",
                                seq_len, model.name, model.context));
 }
 

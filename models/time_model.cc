@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
+#include <utility>
 
 #include "common/error.h"
 #include "models/gemm_time.h"
@@ -46,10 +48,23 @@ constexpr double kFlashBlock = 128;
 // backward 2.5x forward, benchmarks/benchmark_flash_attention.py).
 constexpr double kFlashBackwardWork = 5.0 / 4.0;
 
-double flash_attention_s(const AttentionWork& core, const GpuSpec& gpu) {
+// One fused-attention kernel executing `flops`.
+double flash_kernel_s(double flops, const GpuSpec& gpu) {
+  return at_rate(flops, gpu.peak_flops_bf16 * gpu.attention.at(flops), kPeakFigure);
+}
+
+// The attention of one ring step, a seq x seq block of queries and keys:
+// the first (the rank's own keys) causal, each later one half dense (with
+// the load-balanced chunks, either half the queries see all the keys or
+// all the queries half of them).
+double diagonal_step_s(const AttentionWork& core, const GpuSpec& gpu) {
+  const double block = core.flops() / core.ring;
   const double causal = std::min(1.0, (core.seq + kFlashBlock) / (2 * core.seq));
-  const double executed = core.flops() * causal * (core.gradient ? kFlashBackwardWork : 1.0);
-  return at_rate(executed, gpu.peak_flops_bf16 * gpu.attention.at(executed), kPeakFigure);
+  return flash_kernel_s(block * causal * (core.gradient ? kFlashBackwardWork : 1.0), gpu);
+}
+double off_diagonal_step_s(const AttentionWork& core, const GpuSpec& gpu) {
+  const double block = core.flops() / core.ring;
+  return flash_kernel_s(block / 2 * (core.gradient ? kFlashBackwardWork : 1.0), gpu);
 }
 
 // Without FlashAttention the core is batched GEMMs over the full square (the
@@ -68,13 +83,49 @@ double unfused_attention_s(const AttentionWork& core, const GpuSpec& gpu) {
                 gpu);
 }
 
-double attention_s(const PassWork& pass, const GpuSpec& gpu, bool flash) {
-  double seconds = 0;
+// A ring of c ranks runs c steps; while a step computes, the block the next
+// one needs is on the CP group's link (P2P, one direction). What a step's
+// compute cannot cover waits; what it covers slows it by the SMs the
+// transfer holds.
+struct RingSteps {
+  double compute_s = 0;
+  double exposed_s = 0;
+  double hidden_s = 0;
+};
+RingSteps ring_attention(const AttentionWork& core, const HardwareConfig& hardware, const TrainingShape& shape) {
+  RingSteps steps;
+  const double diagonal = diagonal_step_s(core, hardware.gpu);
+  if (core.ring <= 1) {
+    steps.compute_s = diagonal;
+    return steps;
+  }
+  const double later = off_diagonal_step_s(core, hardware.gpu);
+  steps.compute_s = diagonal + (core.ring - 1) * later;
+  const LinkSpec& link = link_for_group(hardware, core.ring, shape.tp);
+  const double transfer =
+      at_rate(core.exchange_bytes, link.bandwidth, "node.link_bandwidth or network.bandwidth") + link.latency_s;
+  // c - 1 transfers, beside steps 0 .. c - 2.
+  steps.exposed_s = std::max(0.0, transfer - diagonal) + (core.ring - 2) * std::max(0.0, transfer - later);
+  steps.hidden_s = (core.ring - 1) * transfer - steps.exposed_s;
+  return steps;
+}
+
+// The attention cores' compute, and context parallelism's exposed ring
+// transfers with the contention of the hidden ones.
+std::pair<double, double> attention_s(const PassWork& pass, const HardwareConfig& hardware,
+                                      const TrainingShape& shape) {
+  double compute = 0, ring = 0;
   for (const AttentionWork& core : pass.attention) {
     if (core.heads <= 0 || core.seq <= 0) continue;
-    seconds += flash ? flash_attention_s(core, gpu) : unfused_attention_s(core, gpu);
+    if (!shape.flash_attention) {
+      compute += unfused_attention_s(core, hardware.gpu);
+      continue;
+    }
+    const RingSteps steps = ring_attention(core, hardware, shape);
+    compute += steps.compute_s;
+    ring += steps.exposed_s + contention_s(steps.hidden_s, hardware.gpu);
   }
-  return seconds;
+  return {compute, ring};
 }
 
 double collective_s(const CollectiveWork& call, int ranks, const LinkSpec& link) {
@@ -121,7 +172,7 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
   const GpuSpec& gpu = hardware.gpu;
   PassTerms terms;
   terms.gemm_s = gemm_s(pass.gemms, gpu);
-  terms.attention_s = attention_s(pass, gpu, shape.flash_attention);
+  std::tie(terms.attention_s, terms.cp_comm_s) = attention_s(pass, hardware, shape);
   terms.elementwise_s =
       at_rate(pass.memory_bytes, gpu.memory_bandwidth * gpu.memory.at(pass.memory_bytes), "gpu.memory_bandwidth");
   terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape, terms.gemm_s);

@@ -7,7 +7,7 @@
 namespace pipeplan::models {
 
 void TrainingShape::apply(const RuntimeFlags& flags) {
-  overlap_grad_reduce = flags.overlap_grad_reduce && dp > 1;
+  overlap_grad_reduce = flags.overlap_grad_reduce && weight_replicas() > 1;
   overlap_param_gather = flags.overlap_param_gather && overlap_grad_reduce && zero == ZeroStage::kOptimizer;
   grad_reduce_in_bf16 = flags.grad_reduce_in_bf16;
   tp_comm_overlap = flags.tp_comm_overlap && sequence_parallel && tp > 1;

@@ -28,6 +28,7 @@ struct TrainingShape {
   int micro_batch_size = 1;  // b
   int seq_len = 2048;        // s
   int tp = 1;                // t: tensor-parallel size
+  int cp = 1;                // c: context-parallel size (each rank holds s / c of every sequence)
   int dp = 1;                // d: data-parallel size
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
@@ -54,6 +55,10 @@ struct TrainingShape {
   int activation_bytes_per_element = 2;  // bf16 activations
 
   double gradient_bytes() const { return grad_reduce_in_bf16 ? 2.0 : 4.0; }
+  // Ranks holding the same weights of a stage: the data-parallel replicas
+  // and, within each, the context-parallel ranks (Megatron reduces gradients
+  // and shards the distributed optimizer over this d x c group).
+  int weight_replicas() const { return dp * cp; }
   // Sets each flag that applies to this shape (the overlaps need d > 1, the
   // weight gather the distributed optimizer, the TP overlap sequence
   // parallelism) and leaves the rest off; runtime() reads them back.

@@ -50,19 +50,22 @@ std::vector<LayerContext> layer_contexts(const PlanRequest& request, const Searc
     shape.micro_batch_size = group.micro_batch_size;
     shape.seq_len = request.seq_len;
     shape.tp = group.tp;
+    shape.cp = group.cp;
     shape.dp = group.dp;
     // Megatron's advice: sequence parallelism with tensor parallelism, the
     // distributed optimizer with data parallelism.
     shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
     shape.recompute = recompute;
-    shape.zero = group.dp > 1 ? request.zero.value_or(models::ZeroStage::kOptimizer) : models::ZeroStage::kNone;
+    shape.zero = shape.weight_replicas() > 1 ? request.zero.value_or(models::ZeroStage::kOptimizer)
+                                             : models::ZeroStage::kNone;
     shape.apply(request.runtime);
     models::ModelLayers layers = models::expand_layers(request.model, shape);
     std::optional<ProfiledCosts> profiled;
     if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
     LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
     const double flops = models::model_flops_per_microbatch(layers, shape);
-    const double state = models::state_bytes_per_param(shape.zero, shape.dp, shape.gradient_bytes()).total();
+    const double state =
+        models::state_bytes_per_param(shape.zero, shape.weight_replicas(), shape.gradient_bytes()).total();
     contexts.push_back({shape, std::move(layers), std::move(table), flops, state});
   }
   return contexts;
@@ -185,6 +188,7 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
                        const ModelSimulation& simulation) {
   PlanCandidate candidate;
   candidate.tp = group.tp;
+  candidate.cp = group.cp;
   candidate.pp = group.pp;
   candidate.dp = group.dp;
   candidate.micro_batch_size = group.micro_batch_size;

@@ -33,6 +33,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} --global-batch-size {} "
       "--seq-length {}",
       plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
+  if (plan.cp > 1) args += fmt::format(" --context-parallel-size {}", plan.cp);
   if (plan.sequence_parallel) args += " --sequence-parallel";
   if (plan.zero != models::ZeroStage::kNone) args += " --use-distributed-optimizer";
   if (plan.runtime.overlap_grad_reduce) args += " --overlap-grad-reduce";

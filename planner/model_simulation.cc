@@ -13,21 +13,24 @@
 namespace pipeplan::planner {
 namespace {
 
-// Megatron reduces gradients over the data-parallel group: an all-reduce of
+// Megatron reduces gradients over the data-parallel group (with context
+// parallelism, its d x c ranks holding the same weights, t apart): an all-reduce of
 // the gradient buffers (fp32, or bf16 with --grad-reduce-in-bf16), or with
 // the distributed optimizer a reduce-scatter of them and, after the
 // optimizer, an all-gather of the bf16 weights.
 double gradient_reduce_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  if (shape.dp <= 1) return 0;
-  const models::LinkSpec& link = models::link_for_group(hardware, shape.dp, shape.tp);
+  const int replicas = shape.weight_replicas();
+  if (replicas <= 1) return 0;
+  const models::LinkSpec& link = models::link_for_group(hardware, replicas, shape.tp);
   const double bytes = shape.gradient_bytes() * params;
-  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, shape.dp, link);
-  return models::reduce_scatter_s(bytes, shape.dp, link);
+  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, replicas, link);
+  return models::reduce_scatter_s(bytes, replicas, link);
 }
 
 double param_gather_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  if (shape.dp <= 1 || shape.zero == models::ZeroStage::kNone) return 0;
-  return models::all_gather_s(2 * params, shape.dp, models::link_for_group(hardware, shape.dp, shape.tp));
+  const int replicas = shape.weight_replicas();
+  if (replicas <= 1 || shape.zero == models::ZeroStage::kNone) return 0;
+  return models::all_gather_s(2 * params, replicas, models::link_for_group(hardware, replicas, shape.tp));
 }
 
 // Not overlapped, the whole synchronisation waits for the pipeline; the
@@ -118,7 +121,7 @@ double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedul
 // writes the bf16 weights (2).
 double optimizer_step_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
                         const models::TrainingShape& shape) {
-  const double shard = shape.zero == models::ZeroStage::kNone ? 1.0 : 1.0 / shape.dp;
+  const double shard = shape.zero == models::ZeroStage::kNone ? 1.0 : 1.0 / shape.weight_replicas();
   const double bytes = static_cast<double>(memory.params) * shard * (26.0 + 2 * shape.gradient_bytes());
   return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
 }
@@ -222,7 +225,7 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
       setup.memory_cap_bytes > 0 ? "the memory cap" : "usable memory per GPU of " + hardware.name;
   result.pipeline_s = result.report.cost_s;
   result.iteration_time_s = result.pipeline_s + result.gradient_sync_s + result.optimizer_step_s;
-  result.gpus = setup.shape.tp * setup.pp * setup.shape.dp;
+  result.gpus = setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp;
   const double samples = static_cast<double>(setup.shape.micro_batch_size) * setup.microbatches * setup.shape.dp;
   result.tokens_per_s = samples * setup.shape.seq_len / result.iteration_time_s;
   result.mfu = model_flops * setup.microbatches * setup.shape.dp /

@@ -53,10 +53,12 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Comment("pipeplan plan; replay with: pipeplan simulate --plan FILE") << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << file.model;
   out << YAML::Key << "hardware" << YAML::Value << file.hardware;
-  out << YAML::Key << "gpus" << YAML::Value << p.tp * p.pp * p.dp;
+  out << YAML::Key << "gpus" << YAML::Value << p.tp * p.cp * p.pp * p.dp;
   out << YAML::Key << "global_batch" << YAML::Value << file.global_batch;
   out << YAML::Key << "seq" << YAML::Value << file.seq_len;
-  out << YAML::Key << "tp" << YAML::Value << p.tp << YAML::Key << "pp" << YAML::Value << p.pp;
+  out << YAML::Key << "tp" << YAML::Value << p.tp;
+  if (p.cp > 1) out << YAML::Key << "cp" << YAML::Value << p.cp;
+  out << YAML::Key << "pp" << YAML::Value << p.pp;
   out << YAML::Key << "dp" << YAML::Value << p.dp;
   out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
   out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
@@ -92,6 +94,8 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   file.seq_len = read_int(root, "seq", path);
   PlanCandidate& p = file.plan;
   p.tp = read_int(root, "tp", path);
+  p.cp = root["cp"] ? read_int(root, "cp", path) : 1;
+  if (p.cp < 1) throw_at(path, root["cp"], "'cp' must be >= 1");
   p.pp = read_int(root, "pp", path);
   p.dp = read_int(root, "dp", path);
   p.micro_batch_size = read_int(root, "micro_batch_size", path);
@@ -106,8 +110,8 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   for (const auto& [key, flag] : runtime_fields(p.runtime)) {
     if (root[key]) *flag = read_flag(root, key, path);
   }
-  if (p.tp * p.pp * p.dp != read_int(root, "gpus", path)) {
-    throw_at(path, root["gpus"], "'gpus' must equal tp x pp x dp");
+  if (p.tp * p.cp * p.pp * p.dp != read_int(root, "gpus", path)) {
+    throw_at(path, root["gpus"], "'gpus' must equal tp x cp x pp x dp");
   }
   if (p.micro_batch_size * p.microbatches * p.dp != file.global_batch) {
     throw_at(path, root["global_batch"], "'global_batch' must equal micro_batch_size x microbatches x dp");

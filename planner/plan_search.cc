@@ -51,7 +51,7 @@ std::vector<std::string> request_warnings(const PlanRequest& request) {
   }
   if (request.seq_len > request.model.context) {
     warnings.push_back(fmt::format("--seq {} is beyond {}'s context of {} tokens (--allow-long-context): costed as "
-                                   "given, without context parallelism",
+                                   "given, as a RoPE-scaled model would run it",
                                    request.seq_len, request.model.name, request.model.context));
   }
   return warnings;
@@ -125,6 +125,7 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   shape.micro_batch_size = candidate.micro_batch_size;
   shape.seq_len = seq_len;
   shape.tp = candidate.tp;
+  shape.cp = candidate.cp;
   shape.dp = candidate.dp;
   shape.sequence_parallel = candidate.sequence_parallel;
   shape.recompute = candidate.recompute;

@@ -37,7 +37,7 @@ struct PlanRequest {
   double memory_cap_bytes = 0;  // 0: the GPU's usable memory
   // Fixed choices; unset ones are searched (sequence parallelism defaults
   // to on with t > 1, the distributed optimizer to on with d > 1).
-  std::optional<int> tp, pp, dp, micro_batch_size, virtual_stages;
+  std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
   std::optional<bool> sequence_parallel;
@@ -64,7 +64,7 @@ struct PlanRequest {
 };
 
 struct PlanCandidate {
-  int tp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1, virtual_stages = 1;
+  int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1, virtual_stages = 1;
   std::string schedule;
   models::Recompute recompute = models::Recompute::kNone;
   bool sequence_parallel = false;

@@ -89,6 +89,11 @@ ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string&
   if (profile.tp != shape.tp) {
     throw InputError(fmt::format("the profile measured t = {} but the run uses t = {}", profile.tp, shape.tp));
   }
+  if (shape.cp != 1) {
+    throw InputError(fmt::format("a profile measures the passes on whole sequences: use --cp 1 with --profile (not "
+                                 "--cp {})",
+                                 shape.cp));
+  }
   if (shape.recompute != models::Recompute::kNone) {
     throw InputError("a profile measures the passes without recomputation: use --recompute none with --profile");
   }

@@ -47,6 +47,24 @@ void check_fixed_tp(const PlanRequest& request, int t, const char* option) {
   if (request.gpus % t != 0) throw InputError(fmt::format("{} {} does not divide --gpus {}", option, t, request.gpus));
 }
 
+// Context-parallel sizes the sequence divides into two chunks per rank
+// (causal load balance), among the divisors of `gpus`.
+bool cp_fits(const PlanRequest& request, int c) { return c == 1 || request.seq_len % (2 * c) == 0; }
+
+void check_fixed_cp(const PlanRequest& request, int c) {
+  if (c < 1) throw InputError(fmt::format("--cp must be >= 1 (got {})", c));
+  if (request.gpus % c != 0) throw InputError(fmt::format("--cp {} does not divide --gpus {}", c, request.gpus));
+  if (!cp_fits(request, c)) {
+    std::vector<int> valid;
+    for (int d : divisors_up_to(request.gpus, request.gpus)) {
+      if (cp_fits(request, d)) valid.push_back(d);
+    }
+    throw InputError(fmt::format("--cp {}: the sequence ({}) must divide into 2 x cp = {} chunks (two per rank, for "
+                                 "causal load balance); use one of {}",
+                                 c, request.seq_len, 2 * c, fmt::join(valid, ", ")));
+  }
+}
+
 void check_fixed_choices(const PlanRequest& request) {
   if (request.gpus < 1) throw InputError(fmt::format("--gpus must be >= 1 (got {})", request.gpus));
   if (request.global_batch < 1) {
@@ -78,12 +96,14 @@ void check_fixed_choices(const PlanRequest& request) {
                                    request.global_batch));
     }
   }
-  const long long fixed = static_cast<long long>(request.tp.value_or(1)) * request.pp.value_or(1) * request.dp.value_or(1);
+  if (request.cp) check_fixed_cp(request, *request.cp);
+  const long long fixed = static_cast<long long>(request.tp.value_or(1)) * request.cp.value_or(1) *
+                          request.pp.value_or(1) * request.dp.value_or(1);
   if (request.gpus % fixed != 0) {
-    throw InputError(fmt::format("--tp x --pp x --dp = {} does not divide --gpus {}", fixed, request.gpus));
+    throw InputError(fmt::format("--tp x --cp x --pp x --dp = {} does not divide --gpus {}", fixed, request.gpus));
   }
-  if (request.tp && request.pp && request.dp && fixed != request.gpus) {
-    throw InputError(fmt::format("--tp x --pp x --dp = {} but --gpus is {}", fixed, request.gpus));
+  if (request.tp && request.cp && request.pp && request.dp && fixed != request.gpus) {
+    throw InputError(fmt::format("--tp x --cp x --pp x --dp = {} but --gpus is {}", fixed, request.gpus));
   }
   if (request.pp && request.virtual_stages && *request.pp * *request.virtual_stages > request.model.layers) {
     throw InputError(fmt::format("--virtual {} with --pp {} makes {} pipeline stages, more than {}'s {} transformer "
@@ -133,6 +153,21 @@ std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, st
   return choices;
 }
 
+std::vector<int> cp_choices(const PlanRequest& request, int t, std::map<std::string, std::size_t>& rejected) {
+  if (request.cp) return request.gpus / t % *request.cp == 0 ? std::vector<int>{*request.cp} : std::vector<int>{};
+  // A profile measured whole sequences on each rank.
+  if (request.profile) return {1};
+  std::vector<int> choices;
+  for (int c : divisors_up_to(request.gpus / t, request.gpus / t)) {
+    if (cp_fits(request, c)) {
+      choices.push_back(c);
+    } else {
+      ++rejected["context parallel does not split the sequence in 2 x cp chunks"];
+    }
+  }
+  return choices;
+}
+
 }  // namespace
 
 bool is_looped(const sim::ScheduleFamily& family) {
@@ -142,37 +177,41 @@ bool is_looped(const sim::ScheduleFamily& family) {
 
 SearchSpace::SearchSpace(const PlanRequest& request) {
   check_fixed_choices(request);
-  const int layers = request.model.layers;
   std::vector<int> replica_batches;
   for (int t : tp_choices(request, rejected_)) {
-    const std::vector<int> pps = request.pp ? std::vector<int>{*request.pp} : divisors_up_to(request.gpus / t, layers);
-    for (int p : pps) {
-      if ((request.gpus / t) % p != 0) {
-        ++rejected_["pipeline size does not divide the GPUs left by t"];
-        continue;
-      }
-      const int d = request.gpus / (t * p);
-      if (request.dp && d != *request.dp) continue;
-      if (request.global_batch % d != 0) {
-        ++rejected_["global batch not divisible by the data-parallel size"];
-        continue;
-      }
-      const int per_replica = request.global_batch / d;
-      replica_batches.push_back(per_replica);
-      const std::vector<int> sizes = request.micro_batch_size ? std::vector<int>{*request.micro_batch_size}
-                                                              : divisors_up_to(per_replica, per_replica);
-      for (int b : sizes) {
-        if (per_replica % b != 0) {
-          ++rejected_["micro-batch size does not divide the batch per replica"];
-          continue;
-        }
-        groups_.push_back({t, p, d, b, per_replica / b});
-      }
-    }
+    for (int c : cp_choices(request, t, rejected_)) add_groups(request, t, c, replica_batches);
   }
   std::sort(replica_batches.begin(), replica_batches.end());
   replica_batches.erase(std::unique(replica_batches.begin(), replica_batches.end()), replica_batches.end());
   if (groups_.empty()) explain_no_layout(request, replica_batches);
+}
+
+void SearchSpace::add_groups(const PlanRequest& request, int t, int c, std::vector<int>& replica_batches) {
+  const int left = request.gpus / (t * c);
+  const std::vector<int> pps = request.pp ? std::vector<int>{*request.pp} : divisors_up_to(left, request.model.layers);
+  for (int p : pps) {
+    if (left % p != 0) {
+      ++rejected_["pipeline size does not divide the GPUs left by t x c"];
+      continue;
+    }
+    const int d = left / p;
+    if (request.dp && d != *request.dp) continue;
+    if (request.global_batch % d != 0) {
+      ++rejected_["global batch not divisible by the data-parallel size"];
+      continue;
+    }
+    const int per_replica = request.global_batch / d;
+    replica_batches.push_back(per_replica);
+    const std::vector<int> sizes = request.micro_batch_size ? std::vector<int>{*request.micro_batch_size}
+                                                            : divisors_up_to(per_replica, per_replica);
+    for (int b : sizes) {
+      if (per_replica % b != 0) {
+        ++rejected_["micro-batch size does not divide the batch per replica"];
+        continue;
+      }
+      groups_.push_back({t, c, p, d, b, per_replica / b});
+    }
+  }
 }
 
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {

@@ -1,5 +1,5 @@
-// The configurations a plan search visits. A group fixes the tensor- and
-// pipeline-parallel sizes and the micro-batch size (so the data-parallel
+// The configurations a plan search visits. A group fixes the tensor-,
+// context- and pipeline-parallel sizes and the micro-batch size (so the data-parallel
 // size and the micro-batch count); within it the evaluator tries every
 // recomputation and schedule. Fixed choices in the request narrow each axis.
 #pragma once
@@ -15,7 +15,7 @@
 namespace pipeplan::planner {
 
 struct SearchGroup {
-  int tp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1;
+  int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1;
 };
 
 struct ScheduleChoice {
@@ -34,6 +34,8 @@ class SearchSpace {
   const std::map<std::string, std::size_t>& rejected() const { return rejected_; }
 
  private:
+  // The groups of tensor-parallel size t and context-parallel size c.
+  void add_groups(const PlanRequest& request, int t, int c, std::vector<int>& replica_batches);
   std::vector<SearchGroup> groups_;
   std::map<std::string, std::size_t> rejected_;
 };

@@ -151,7 +151,7 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
           "run 'a'");
   refused("{name: a, model: gpt2-small, hardware: no-such-gpu, gpus: 1, global_batch: 4, seq: 1024, step_time: 1s",
           "run 'a'");
-  refused(good + ", tp: 2, step_time: 1s", "gpus: 1 GPUs do not divide into tp x pp = 2 groups");
+  refused(good + ", tp: 2, step_time: 1s", "gpus: 1 GPUs do not divide into tp x cp x pp = 2 groups");
   refused("{name: a, model: gpt2-small, hardware: h100-sxm, gpus: 2, global_batch: 3, seq: 1024, step_time: 1s",
           "global_batch: 3 sequences do not divide");
   refused(good + ", step_time: 1s, speed: 3", "unknown key 'speed'");

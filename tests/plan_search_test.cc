@@ -81,8 +81,8 @@ TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
   const PlanSearchResult result = search_plans(request, 10);
   ASSERT_FALSE(result.ranked.empty());
   for (const PlanCandidate& candidate : result.ranked) {
-    EXPECT_EQ(candidate.runtime.overlap_grad_reduce, candidate.dp > 1);
-    EXPECT_EQ(candidate.runtime.overlap_param_gather, candidate.dp > 1 && candidate.zero == models::ZeroStage::kOptimizer);
+    EXPECT_EQ(candidate.runtime.overlap_grad_reduce, candidate.dp * candidate.cp > 1);
+    EXPECT_EQ(candidate.runtime.overlap_param_gather, candidate.dp * candidate.cp > 1 && candidate.zero == models::ZeroStage::kOptimizer);
     EXPECT_TRUE(candidate.runtime.grad_reduce_in_bf16);
     EXPECT_EQ(candidate.runtime.tp_comm_overlap, candidate.sequence_parallel);
     const ModelSimulation replayed =
@@ -127,7 +127,7 @@ TEST(PlanSearch, Llama405bOnSixteenThousandGpusFitsEveryStage) {
   const PlanSearchResult result = search_plans(request, 5);
   ASSERT_FALSE(result.ranked.empty());
   for (const PlanCandidate& candidate : result.ranked) {
-    EXPECT_EQ(candidate.tp * candidate.pp * candidate.dp, 16384);
+    EXPECT_EQ(candidate.tp * candidate.cp * candidate.pp * candidate.dp, 16384);
     for (std::int64_t peak : candidate.peak_memory_bytes) EXPECT_LE(peak, 80LL << 30);
   }
   EXPECT_GT(result.candidates_evaluated + result.candidates_pruned, 100u);

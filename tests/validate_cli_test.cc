@@ -100,7 +100,7 @@ TEST_F(ValidateCliFaults, APlanForOtherRanksIsRefusedBeforeRunning) {
   const CommandResult result =
       run_with(kMpirun + "3 ", "validate --plan " + tiny_plan("1F1B", 1) + " --out " + temp_path("three"), 60);
   EXPECT_NE(result.code, 0);
-  EXPECT_NE(result.err.find("the plan needs 2 ranks (t=1 x p=2 x d=1) but 3 were launched"), std::string::npos)
+  EXPECT_NE(result.err.find("the plan needs 2 ranks (t=1 x c=1 x p=2 x d=1) but 3 were launched"), std::string::npos)
       << result.err;
 }
 

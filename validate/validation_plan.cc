@@ -20,18 +20,18 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
   plan.path = plan_path;
   plan.file = planner::read_plan_yaml(plan_path);
   const planner::PlanCandidate& candidate = plan.file.plan;
-  const int plan_ranks = candidate.tp * candidate.pp * candidate.dp;
+  const int plan_ranks = candidate.tp * candidate.cp * candidate.pp * candidate.dp;
   if (plan_ranks != launched_ranks) {
     throw InputError(
-        fmt::format("the plan needs {} ranks (t={} x p={} x d={}) but {} were launched: run mpirun -np {} "
+        fmt::format("the plan needs {} ranks (t={} x c={} x p={} x d={}) but {} were launched: run mpirun -np {} "
                     "pipeplan validate ...",
-                    plan_ranks, candidate.tp, candidate.pp, candidate.dp, launched_ranks, plan_ranks));
+                    plan_ranks, candidate.tp, candidate.cp, candidate.pp, candidate.dp, launched_ranks, plan_ranks));
   }
-  if (candidate.tp != 1 || candidate.dp != 1) {
+  if (candidate.tp != 1 || candidate.cp != 1 || candidate.dp != 1) {
     throw InputError(
-        fmt::format("validate runs pipeline parallelism only (t=1, d=1); the plan has t={} d={}: plan "
-                    "with --tp 1 --dp 1",
-                    candidate.tp, candidate.dp));
+        fmt::format("validate runs pipeline parallelism only (t=1, c=1, d=1); the plan has t={} c={} d={}: plan "
+                    "with --tp 1 --cp 1 --dp 1",
+                    candidate.tp, candidate.cp, candidate.dp));
   }
   plan.model = models::load_model(plan.file.model);
   plan.hardware = models::load_hardware(plan.file.hardware);
