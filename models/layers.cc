@@ -218,6 +218,19 @@ void set_memory(LayerCost& layer, const BlockCost& attention, const BlockCost& m
   layer.working_bytes += wgrad - layer.weight_grad_bytes;
 }
 
+// Transformer Engine quantizes what each FP8 GEMM reads: the forward casts
+// its input (bf16 read, the FP8 copy and its transpose for the weight
+// gradient written: 4 bytes per element), the backward its output gradient
+// alike. The weights' FP8 copies are cast once per step (LayerCost's
+// fp8_weight_copy_bytes), not per micro-batch.
+void add_fp8_casts(LayerCost& layer) {
+  for (const GemmWork& gemm : layer.forward.gemms) {
+    if (!gemm.fp8) continue;
+    layer.forward.memory_bytes += 4 * gemm.m * gemm.k * gemm.count * gemm.batch;
+    layer.backward_input.memory_bytes += 4 * gemm.m * gemm.n * gemm.count * gemm.batch;
+  }
+}
+
 // Adds the recomputed forward to the input-gradient pass.
 void add_recompute(LayerCost& layer, const BlockCost& attention, Recompute recompute) {
   PassWork& backward = layer.backward_input;
@@ -260,6 +273,7 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   backward.collectives = conjugate(layer.forward.collectives);
   // W: each GEMM's weight-gradient GEMM (W = 24sbh^2).
   for (const GemmWork& gemm : layer.forward.gemms) layer.backward_weight.gemms.push_back(gemm.weight_gradient());
+  add_fp8_casts(layer);
   set_memory(layer, attention, mlp, shape, recompute, model.hidden);
   // Context parallelism's backward holds two K,V blocks and two dK,dV
   // blocks of the ring in flight.

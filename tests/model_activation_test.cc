@@ -184,3 +184,33 @@ TEST(ModelActivation, MixtureOfExpertsStoresPerRoutedPair) {
 
 }  // namespace
 }  // namespace pipeplan::models
+
+namespace pipeplan::models {
+namespace {
+
+TEST(ModelActivation, Fp8CastsEachGemmsInputAndOutputGradient) {
+  // Transformer Engine quantizes what an FP8 GEMM reads: per element of the
+  // forward's input, and of the backward's output gradient, a bf16 read and
+  // an FP8 copy plus its transpose written (4 bytes). Weights and activations
+  // kept are those of BF16.
+  const ModelConfig model = load_model("llama3-8b");
+  TrainingShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 2;
+  const LayerCost bf16 = expand_layers(model, shape).layers[1];
+  shape.fp8 = true;
+  const LayerCost fp8 = expand_layers(model, shape).layers[1];
+  double inputs = 0, output_gradients = 0;
+  for (const GemmWork& gemm : fp8.forward.gemms) {
+    ASSERT_TRUE(gemm.fp8);
+    inputs += gemm.m * gemm.k * gemm.count;
+    output_gradients += gemm.m * gemm.n * gemm.count;
+  }
+  EXPECT_DOUBLE_EQ(fp8.forward.memory_bytes - bf16.forward.memory_bytes, 4 * inputs);
+  EXPECT_DOUBLE_EQ(fp8.backward_input.memory_bytes - bf16.backward_input.memory_bytes, 4 * output_gradients);
+  EXPECT_EQ(fp8.activation_bytes, bf16.activation_bytes);
+  EXPECT_EQ(fp8.fp8_weight_copy_bytes, 2 * fp8.params_per_rank);
+}
+
+}  // namespace
+}  // namespace pipeplan::models
