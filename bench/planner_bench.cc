@@ -1,6 +1,8 @@
 // The plan search's speed: whole searches, with the exact pruning and
-// without it (every candidate replayed), on one core. Counters: candidates
-// replayed and skipped by their bounds, per search.
+// without it (every candidate replayed; small problems only), on one core.
+// Counters: candidates replayed and skipped by their bounds per search, and
+// per second of the search on its one core (costed: bounded, replayed or
+// both).
 #include <benchmark/benchmark.h>
 
 #include "models/hardware.h"
@@ -25,24 +27,31 @@ void BM_PlanSearch(benchmark::State& state, const char* model, int gpus, int glo
   PlanRequest r = request(model, gpus, global_batch, seq);
   r.prune = state.range(0) != 0;
   std::size_t replayed = 0, pruned = 0;
+  double seconds = 0;
   for (auto _ : state) {
     const PlanSearchResult result = search_plans(r, 5);
     replayed += result.candidates_evaluated;
     pruned += result.candidates_pruned;
+    seconds += result.search_time_s;
     benchmark::DoNotOptimize(result.ranked.data());
   }
   const auto iterations = static_cast<double>(state.iterations());
   state.counters["replayed"] = static_cast<double>(replayed) / iterations;
   state.counters["pruned"] = static_cast<double>(pruned) / iterations;
+  state.counters["costed_per_s"] = static_cast<double>(replayed + pruned) / seconds;
+  state.counters["replayed_per_s"] = static_cast<double>(replayed) / seconds;
 }
 
 void pruning(benchmark::internal::Benchmark* b) { b->ArgName("prune")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond); }
+void pruned_only(benchmark::internal::Benchmark* b) { b->ArgName("prune")->Arg(1)->Unit(benchmark::kMillisecond); }
 
-BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_32gpus_batch32, "llama3-70b", 32, 32, 8192)->Apply(pruning);
-BENCHMARK_CAPTURE(BM_PlanSearch, gpt3_175b_256gpus_batch512, "gpt3-175b", 256, 512, 2048)->Apply(pruning);
-BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_64gpus_batch4096, "llama3-70b", 64, 4096, 8192)->Apply(pruning);
+BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_8gpus_batch16_seq4096, "llama3-70b", 8, 16, 4096)->Apply(pruning);
+BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_32gpus_batch32, "llama3-70b", 32, 32, 8192)->Apply(pruned_only);
+BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_64gpus_batch128, "llama3-70b", 64, 128, 8192)->Apply(pruned_only);
+BENCHMARK_CAPTURE(BM_PlanSearch, gpt3_175b_256gpus_batch512, "gpt3-175b", 256, 512, 2048)->Apply(pruned_only);
+BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_64gpus_batch4096, "llama3-70b", 64, 4096, 8192)->Apply(pruned_only);
 BENCHMARK_CAPTURE(BM_PlanSearch, llama3_1_405b_16384gpus_batch2048, "llama3.1-405b", 16384, 2048, 8192)
-    ->Apply(pruning);
+    ->Apply(pruned_only);
 
 }  // namespace
 }  // namespace pipeplan::planner

@@ -29,8 +29,9 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
   if (!with_data_parallel) return;
   command.add_option("--dp,-d", options.dp, "Data-parallel size d (replicas of the pipeline)")->capture_default_str();
   command.add_option("--zero", options.zero,
-                     "Optimizer sharding over d: 0 none, 1 optimizer states (Megatron's distributed optimizer), "
-                     "2 + gradients, 3 + weights")
+                     "Sharding over the d x c ranks holding the same weights: 0 none, 1 optimizer states (Megatron's "
+                     "distributed optimizer), 2 + gradients (reduce-scattered every micro-batch), 3 + weights (FSDP: "
+                     "gathered for every layer's forward and backward)")
       ->capture_default_str();
   add_runtime_flags(command, options.runtime);
 }
@@ -71,6 +72,10 @@ void check_overlap_flags(const models::TrainingShape& shape) {
   if (shape.tp_comm_overlap && !(shape.sequence_parallel && shape.tp > 1)) {
     throw InputError("--tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters: give "
                      "--sequence-parallel and --tp above 1 with it");
+  }
+  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.zero >= models::ZeroStage::kGradients) {
+    throw InputError("--overlap-grad-reduce / --overlap-param-gather are Megatron's distributed optimizer's (ZeRO-1): "
+                     "ZeRO-2/3 reduce and gather each micro-batch's beside its passes already; drop them or use --zero 1");
   }
   if (shape.overlap_param_gather && !shape.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");

@@ -205,7 +205,8 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
   add_shape_options(command, options.shape, true);
   command.add_flag("--explain", options.explain,
                    "With --model or --plan: the step time per rank by term (GEMM, attention, elementwise, TP comm, "
-                   "pass overhead, P2P exposed, bubble, DP sync, optimizer), adding up to the iteration");
+                   "CP comm, ZeRO comm, pass overhead, P2P exposed, bubble, DP sync, optimizer), adding up to the "
+                   "iteration");
 }
 
 const std::vector<std::string_view>& plan_override_options() {

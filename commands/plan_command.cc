@@ -76,6 +76,10 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
   if (runtime.overlap_param_gather && !runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
   }
+  if ((runtime.overlap_grad_reduce || runtime.overlap_param_gather) && options.zero.value_or(0) >= 2) {
+    throw InputError("--overlap-grad-reduce / --overlap-param-gather are Megatron's distributed optimizer's (ZeRO-1): "
+                     "with --zero 2 or 3 they apply to nothing; drop them or use --zero 1");
+  }
   if (runtime.overlap_param_gather && options.zero == 0) {
     throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight gather: not with --zero 0");
   }
@@ -224,7 +228,9 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
       command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,
                         "Sequence parallelism with t > 1 [default: on, Megatron's advice]");
   command->add_option("--zero", options->zero,
-                      "Optimizer sharding over d: 0 none, 1 the distributed optimizer [default: 1 with d > 1]");
+                      "Fix the optimizer and gradient sharding over the d x c ranks holding the same weights: 0 none, "
+                      "1 optimizer states (Megatron's distributed optimizer), 2 + gradients, 3 + weights (FSDP) "
+                      "[default: searched]");
   add_runtime_flags(*command, options->runtime);
   command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
   command->add_option("--schedule", options->schedule, "Fix the schedule");

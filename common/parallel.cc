@@ -10,7 +10,8 @@
 namespace pipeplan {
 
 std::size_t pool_size(int requested, std::size_t work_items) {
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  // Read once: each call reads the system's CPU files.
+  static const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
   const std::size_t wanted = requested > 0 ? static_cast<std::size_t>(requested) : cores;
   return std::max<std::size_t>(1, std::min(wanted, work_items));
 }

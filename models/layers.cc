@@ -292,6 +292,26 @@ double flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shap
   return total * shape.tp * shape.cp;  // every rank does 1/(t c) of the work
 }
 
+// ZeRO-2 keeps only its shard of the gradients, so each micro-batch's are
+// reduce-scattered as the weight-gradient pass makes them; ZeRO-3 (FSDP)
+// also keeps only its shard of the weights, gathered (bf16) before each
+// forward and again before the backward (resharded after the forward, as
+// FSDP's default), one layer at a time with the next one prefetched.
+void add_shard_collectives(LayerCost& layer, const TrainingShape& shape) {
+  if (shape.zero < ZeroStage::kGradients || shape.weight_replicas() <= 1) return;
+  const double params = static_cast<double>(layer.params_per_rank);
+  layer.backward_weight.shard_collectives.push_back(
+      {CollectiveKind::kReduceScatter, params * shape.gradient_bytes(), 1});
+  // The layer's whole gradient lives until it is reduced.
+  layer.working_bytes += static_cast<std::int64_t>(params * shape.gradient_bytes());
+  if (shape.zero < ZeroStage::kWeights) return;
+  const double weights = 2 * params;
+  layer.forward.shard_collectives.push_back({CollectiveKind::kAllGather, weights, 1});
+  layer.backward_input.shard_collectives.push_back({CollectiveKind::kAllGather, weights, 1});
+  // Its gathered weights and the next layer's, prefetched.
+  layer.working_bytes += static_cast<std::int64_t>(2 * weights);
+}
+
 }  // namespace
 
 ModelLayers expand_layers(const ModelConfig& model, const TrainingShape& shape) {
@@ -316,6 +336,7 @@ ModelLayers expand_layers(const ModelConfig& model, const TrainingShape& shape) 
     layer.name = "layer " + std::to_string(index);
   }
   result.layers.push_back(detail::output_layer(model, rank));
+  for (LayerCost& layer : result.layers) add_shard_collectives(layer, shape);
   for (const LayerCost& layer : result.layers) {
     result.total_params += layer.params;
     result.active_params += layer.active_params;

@@ -74,12 +74,15 @@ struct CollectiveWork {
 
 // Per pass: the matrix work, the attention cores, the bytes elementwise
 // kernels move (norms, activations, softmax, dropout, residual adds: read +
-// written) and the tensor-parallel collectives.
+// written), the tensor-parallel collectives and, with ZeRO-2 or 3, the
+// collectives over the ranks sharding the layer's state (its d x c weight
+// replicas): weights gathered before use, gradients reduce-scattered.
 struct PassWork {
   std::vector<GemmWork> gemms;
   std::vector<AttentionWork> attention;
   double memory_bytes = 0;  // elementwise traffic
   std::vector<CollectiveWork> collectives;
+  std::vector<CollectiveWork> shard_collectives;
   double attention_flops() const {
     double total = 0;
     for (const AttentionWork& core : attention) total += core.flops();

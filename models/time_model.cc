@@ -166,6 +166,20 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, c
   return exposed + first_chunks + (overlappable - first_chunks - hidden) + contention_s(hidden, hardware.gpu);
 }
 
+// ZeRO-2/3's collectives over the d x c weight replicas (t apart, so on
+// NVLink only when t x d x c fits in a node), each prefetched beside the
+// compute of the layer before: what the pass's compute cannot cover waits,
+// what it covers slows it by the SMs the collective holds.
+double shard_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape, double compute_s) {
+  const int replicas = shape.weight_replicas();
+  if (pass.shard_collectives.empty() || replicas <= 1) return 0;
+  const LinkSpec& link = link_for_group(hardware, replicas, shape.tp);
+  double seconds = 0;
+  for (const CollectiveWork& call : pass.shard_collectives) seconds += call.count * collective_s(call, replicas, link);
+  const double hidden = std::min(seconds, compute_s);
+  return seconds - hidden + contention_s(hidden, hardware.gpu);
+}
+
 }  // namespace
 
 PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape) {
@@ -176,6 +190,7 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
   terms.elementwise_s =
       at_rate(pass.memory_bytes, gpu.memory_bandwidth * gpu.memory.at(pass.memory_bytes), "gpu.memory_bandwidth");
   terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape, terms.gemm_s);
+  terms.shard_comm_s = shard_s(pass, hardware, shape, terms.gemm_s + terms.attention_s + terms.elementwise_s);
   return terms;
 }
 

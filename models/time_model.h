@@ -22,7 +22,8 @@ struct PassTerms {
   double elementwise_s = 0;  // memory-bound kernels (norms, activations, softmax, ...)
   double tp_comm_s = 0;      // tensor-parallel collectives, the part not hidden behind GEMMs
   double cp_comm_s = 0;      // context parallelism's ring transfers, the part not hidden behind attention
-  double total_s() const { return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s; }
+  double shard_comm_s = 0;   // ZeRO-2/3's gathers and reduce-scatters, the part not hidden behind the pass
+  double total_s() const { return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s; }
 };
 PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape);
 

@@ -1,6 +1,7 @@
 #include "planner/candidate_evaluator.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "common/error.h"
@@ -12,6 +13,7 @@
 #include "planner/min_max_dp.h"
 #include "planner/model_simulation.h"
 #include "planner/profile_costs.h"
+#include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
@@ -19,7 +21,7 @@ namespace pipeplan::planner {
 // What all candidates of a group and recomputation share.
 struct LayerContext {
   models::TrainingShape shape;
-  models::ModelLayers layers;
+  int blocks;  // transformer layers (the expanded layers are dropped once tabled)
   LayerTable table;
   double model_flops;
   double state_bytes_per_param;
@@ -42,31 +44,46 @@ namespace {
 
 constexpr const char* kOutOfMemory = "out of memory";
 
+// The optimizer and gradient sharding a group can use over its d x c
+// weight replicas: the request's, or ZeRO-1, 2 and 3. No sharding is left
+// out unless asked for, as exactly as a bound: against ZeRO-1 it holds more
+// state and syncs no faster (an all-reduce moves what a reduce-scatter and
+// an all-gather do, and the optimizer steps the whole model).
+std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const SearchGroup& group) {
+  if (group.dp * group.cp <= 1) return {models::ZeroStage::kNone};
+  if (request.zero) return {*request.zero};
+  return {models::ZeroStage::kOptimizer, models::ZeroStage::kGradients, models::ZeroStage::kWeights};
+}
+
+constexpr const char* kZeroDominated = "no sharding (ZeRO-1 is as fast and lighter)";
+
+LayerContext layer_context(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
+                           models::Recompute recompute) {
+  models::TrainingShape shape;
+  shape.micro_batch_size = group.micro_batch_size;
+  shape.seq_len = request.seq_len;
+  shape.tp = group.tp;
+  shape.cp = group.cp;
+  shape.dp = group.dp;
+  // Megatron's advice: sequence parallelism with tensor parallelism.
+  shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
+  shape.recompute = recompute;
+  shape.zero = zero;
+  shape.apply(request.runtime);
+  models::ModelLayers layers = models::expand_layers(request.model, shape);
+  std::optional<ProfiledCosts> profiled;
+  if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
+  LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
+  const double flops = models::model_flops_per_microbatch(layers, shape);
+  const double state = models::state_bytes_per_param(shape.zero, shape.weight_replicas(), shape.gradient_bytes()).total();
+  return {shape, layers.transformer_layers(), std::move(table), flops, state};
+}
+
 std::vector<LayerContext> layer_contexts(const PlanRequest& request, const SearchGroup& group,
                                          const std::vector<models::Recompute>& recomputes) {
   std::vector<LayerContext> contexts;
-  for (models::Recompute recompute : recomputes) {
-    models::TrainingShape shape;
-    shape.micro_batch_size = group.micro_batch_size;
-    shape.seq_len = request.seq_len;
-    shape.tp = group.tp;
-    shape.cp = group.cp;
-    shape.dp = group.dp;
-    // Megatron's advice: sequence parallelism with tensor parallelism, the
-    // distributed optimizer with data parallelism.
-    shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
-    shape.recompute = recompute;
-    shape.zero = shape.weight_replicas() > 1 ? request.zero.value_or(models::ZeroStage::kOptimizer)
-                                             : models::ZeroStage::kNone;
-    shape.apply(request.runtime);
-    models::ModelLayers layers = models::expand_layers(request.model, shape);
-    std::optional<ProfiledCosts> profiled;
-    if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
-    LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
-    const double flops = models::model_flops_per_microbatch(layers, shape);
-    const double state =
-        models::state_bytes_per_param(shape.zero, shape.weight_replicas(), shape.gradient_bytes()).total();
-    contexts.push_back({shape, std::move(layers), std::move(table), flops, state});
+  for (models::ZeroStage zero : zero_choices(request, group)) {
+    for (models::Recompute recompute : recomputes) contexts.push_back(layer_context(request, group, zero, recompute));
   }
   return contexts;
 }
@@ -129,6 +146,25 @@ double stage_memory_max(const LayerContext& layers, const ScheduleContext& conte
   return worst;
 }
 
+// What no split's largest stage memory can go below (one chunk per rank):
+// the stages' average, with each stage's activations counted at the fewest
+// micro-batches any stage holds at its peak. Exact as a bound: a candidate
+// above the cap has no split under it, and is refused without the search
+// for one.
+double stage_memory_floor(const LayerContext& layers, const ScheduleContext& context) {
+  const LayerTable& table = layers.table;
+  const int n = table.size();
+  int fewest = std::numeric_limits<int>::max();
+  for (const auto& points : context.peak_points) {
+    int most = 0;
+    for (const auto& [full, partial] : points) most = std::max(most, full);
+    fewest = std::min(fewest, most);
+  }
+  const double total = table.params(0, n) * layers.state_bytes_per_param + table.fp8_weight_copy_bytes(0, n) +
+                       fewest * table.activation_bytes(0, n);
+  return total / context.schedule.stages;
+}
+
 // The split that makes the largest stage memory smallest, whatever the
 // time (one chunk per rank; none otherwise).
 std::optional<StageSplit> leanest_split(const LayerContext& layers, const ScheduleContext& context) {
@@ -145,7 +181,7 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
   const int n = table.size();
   const int stages = context.schedule.stages;
   auto time = [&](int i, int j) { return table.time_s(i, j); };
-  const int blocks = layers.layers.transformer_layers();
+  const int blocks = layers.blocks;
   if (request.layer_counts) return split_from_counts(*request.layer_counts, blocks);
   if (request.layout) return split_from_layout(*request.layout, blocks, stages);
   switch (request.partition) {
@@ -158,6 +194,7 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
       // Exact per-position memory needs one stage per rank; with more, the
       // split balances time and the replay checks memory.
       if (context.peak_points.empty()) break;
+      if (stage_memory_floor(layers, context) > cap) return std::nullopt;
       // The lowest peak is the objective: the leanest split, if it fits.
       if (request.objective == Objective::kMemory) {
         std::optional<StageSplit> leanest = leanest_split(layers, context);
@@ -256,8 +293,13 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
       ++tally.rejected["schedule precondition (micro-batches, chunks)"];
       continue;
     }
+    if (group.dp * group.cp > 1 && !request_.zero) tally.rejected[kZeroDominated] += recomputes_.size();
     for (std::size_t l = 0; l < contexts.size(); ++l) {
       const LayerContext& layers = contexts[l];
+      if (layers.shape.zero >= models::ZeroStage::kGradients && !schedules_[choice].fsdp) {
+        ++tally.rejected["ZeRO-2/3 with a schedule PyTorch's pipelining (FSDP) does not run"];
+        continue;
+      }
       const std::optional<StageSplit> split = choose_split(layers, *context, request_, cap_, time_splits);
       if (!split) {
         ++tally.rejected[kOutOfMemory];

@@ -35,7 +35,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
       plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
   if (plan.cp > 1) args += fmt::format(" --context-parallel-size {}", plan.cp);
   if (plan.sequence_parallel) args += " --sequence-parallel";
-  if (plan.zero != models::ZeroStage::kNone) args += " --use-distributed-optimizer";
+  if (plan.zero == models::ZeroStage::kOptimizer) args += " --use-distributed-optimizer";
   if (plan.runtime.overlap_grad_reduce) args += " --overlap-grad-reduce";
   if (plan.runtime.overlap_param_gather) args += " --overlap-param-gather";
   if (plan.runtime.grad_reduce_in_bf16) args += " --grad-reduce-in-bf16";
@@ -49,7 +49,11 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
     args += fmt::format(" --virtual-pipeline-model-parallel-size {}", plan.virtual_stages);
   }
   args += placement_arguments(plan);
-  if (plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
+  if (plan.zero >= models::ZeroStage::kGradients) {
+    args += fmt::format("  # ZeRO-{}: not in Megatron-LM, whose distributed optimizer is ZeRO-1 (FSDP with PyTorch's "
+                        "pipelining runs it: torchtitan)",
+                        static_cast<int>(plan.zero));
+  } else if (plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
     args += fmt::format("  # schedule {}: not in Megatron-LM's built-in schedules (PyTorch pipelining or the Zero "
                         "Bubble / DualPipe forks run it)",
                         plan.schedule);

@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "models/time_model.h"
 #include "planner/profile_costs.h"
+#include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
@@ -20,7 +21,8 @@ namespace {
 // optimizer, an all-gather of the bf16 weights.
 double gradient_reduce_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   const int replicas = shape.weight_replicas();
-  if (replicas <= 1) return 0;
+  // ZeRO-2/3 reduce-scatter each micro-batch's gradients in its backward.
+  if (replicas <= 1 || shape.zero >= models::ZeroStage::kGradients) return 0;
   const models::LinkSpec& link = models::link_for_group(hardware, replicas, shape.tp);
   const double bytes = shape.gradient_bytes() * params;
   if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, replicas, link);
@@ -29,7 +31,8 @@ double gradient_reduce_s(double params, const models::HardwareConfig& hardware, 
 
 double param_gather_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   const int replicas = shape.weight_replicas();
-  if (replicas <= 1 || shape.zero == models::ZeroStage::kNone) return 0;
+  // ZeRO-3 gathers the weights where each layer needs them.
+  if (replicas <= 1 || shape.zero == models::ZeroStage::kNone || shape.zero == models::ZeroStage::kWeights) return 0;
   return models::all_gather_s(2 * params, replicas, models::link_for_group(hardware, replicas, shape.tp));
 }
 
@@ -153,17 +156,6 @@ MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& ran
 
 }  // namespace
 
-void check_modelled(const models::TrainingShape& shape) {
-  if (shape.zero == models::ZeroStage::kGradients || shape.zero == models::ZeroStage::kWeights) {
-    throw InputError(fmt::format("--zero {}: ZeRO-{} shards {} over the data-parallel ranks, but the communication "
-                                 "that costs (gradient reduce-scatter per micro-batch{}) is not modelled yet; use "
-                                 "--zero 0 or 1",
-                                 static_cast<int>(shape.zero), static_cast<int>(shape.zero),
-                                 shape.zero == models::ZeroStage::kGradients ? "gradients" : "gradients and weights",
-                                 shape.zero == models::ZeroStage::kWeights ? ", weight all-gather per layer" : ""));
-  }
-}
-
 std::int64_t ModelSimulation::peak_memory_bytes() const {
   std::int64_t peak = 0;
   for (const MemoryBreakdown& rank : memory) peak = std::max(peak, rank.total());
@@ -244,7 +236,7 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
 
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options) {
-  check_modelled(setup.shape);
+  check_zero_schedule(setup.shape.zero, setup.schedule);
   if (setup.explain && setup.profile != nullptr) {
     throw InputError("--explain divides the time model's figures into their terms, and measured times (--profile) "
                      "have none: drop one of them");

@@ -94,10 +94,6 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
 // The links between pipeline ranks: the hardware's, or a profile's fit.
 sim::Topology setup_topology(const models::HardwareConfig& hardware, const PipelineSetup& setup);
 
-// Refuses shapes whose costs are not modelled (ZeRO-2 and ZeRO-3, whose
-// communication is missing), so that no saving is reported for free.
-void check_modelled(const models::TrainingShape& shape);
-
 // Generates the schedule, costs the split (Megatron's even split unless
 // given) from the time model or the setup's profile, and simulates. Throws
 // InputError for impossible setups.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
@@ -115,11 +116,7 @@ void check_fixed_choices(const PlanRequest& request) {
   if (request.micro_batch_size && *request.micro_batch_size < 1) {
     throw InputError(fmt::format("--micro-batch-size must be >= 1 (got {})", *request.micro_batch_size));
   }
-  if (request.zero && (*request.zero == models::ZeroStage::kGradients || *request.zero == models::ZeroStage::kWeights)) {
-    throw InputError(fmt::format("--zero {}: ZeRO-2 and ZeRO-3 save memory, but their communication is not modelled "
-                                 "yet; use --zero 0 or 1",
-                                 static_cast<int>(*request.zero)));
-  }
+  if (request.zero && request.schedule) check_zero_schedule(*request.zero, *request.schedule);
 }
 
 // Why no group was left: the fixed micro-batch size, or the combination.
@@ -235,9 +232,13 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     }
     return choices;
   };
+  auto marked = [](std::vector<ScheduleChoice> choices) {
+    for (ScheduleChoice& choice : choices) choice.fsdp = zero_runs_with(models::ZeroStage::kWeights, choice.name);
+    return choices;
+  };
   if (request.schedule) {
     const sim::ScheduleFamily& family = sim::find_schedule_family(*request.schedule);
-    std::vector<ScheduleChoice> choices = choices_for(family);
+    std::vector<ScheduleChoice> choices = marked(choices_for(family));
     if (choices.empty()) {
       throw InputError(fmt::format("{} runs {} stage(s) per rank: --virtual must be {} (or left out), not {}",
                                    family.name, family.default_virtual_stages, family.default_virtual_stages,
@@ -253,7 +254,7 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     for (const ScheduleChoice& choice : choices_for(family)) choices.push_back(choice);
   }
   if (choices.empty()) throw InputError("--virtual: no searched schedule runs that many stages per rank");
-  return choices;
+  return marked(std::move(choices));
 }
 
 std::vector<models::Recompute> recompute_choices(const PlanRequest& request) {

@@ -13,6 +13,7 @@ models::PassTerms& operator+=(models::PassTerms& sum, const models::PassTerms& p
   sum.elementwise_s += pass.elementwise_s;
   sum.tp_comm_s += pass.tp_comm_s;
   sum.cp_comm_s += pass.cp_comm_s;
+  sum.shard_comm_s += pass.shard_comm_s;
   return sum;
 }
 
@@ -65,6 +66,7 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
     terms.elementwise_s = work.elementwise_s * scale;
     terms.tp_comm_s = work.tp_comm_s * scale;
     terms.cp_comm_s = work.cp_comm_s * scale;
+    terms.shard_comm_s = work.shard_comm_s * scale;
     // Idle time: what instant transfers would save (never more than the
     // rank idles), the rest the schedule's bubble.
     const double idle = std::max(0.0, times.pipeline_s - rank.busy_s);

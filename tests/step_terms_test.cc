@@ -45,7 +45,8 @@ TEST(StepTerms, EveryRankAddsUpToTheIteration) {
   for (const StepTerms& terms : result.terms) {
     const sim::RankReport& rank = result.report.ranks_detail[static_cast<std::size_t>(terms.rank)];
     EXPECT_NEAR(terms.total_s(), result.iteration_time_s, 1e-12 * result.iteration_time_s);
-    EXPECT_NEAR(terms.gemm_s + terms.attention_s + terms.elementwise_s + terms.tp_comm_s + terms.pass_overhead_s,
+    EXPECT_NEAR(terms.gemm_s + terms.attention_s + terms.elementwise_s + terms.tp_comm_s + terms.cp_comm_s +
+                    terms.shard_comm_s + terms.pass_overhead_s,
                 rank.busy_s, 1e-12 * rank.busy_s);
     // 64 micro-batches through 12 chunks, a forward and a backward each.
     EXPECT_NEAR(terms.pass_overhead_s, 64 * 12 * 2 * models::load_hardware("h100-sxm").pass_overhead_s, 1e-12);
