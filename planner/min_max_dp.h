@@ -76,6 +76,26 @@ std::optional<StageSplit> min_max_split(int layers, int stages, const Cost& cost
   return StageSplit(std::move(boundaries));
 }
 
+// Whether any split satisfies `fits` (min_max_split's rules), in O(n): each
+// stage in turn takes the longest run that fits, leaving a layer for each
+// later stage (and the output layer's stage its block). Exact: as a run that
+// fits still fits when it shrinks, no split's cuts lie beyond these.
+template <typename Fits>
+bool any_split_fits(int layers, int stages, const Fits& fits, bool block_on_every_stage = true) {
+  if (stages < 1 || stages > (block_on_every_stage ? layers - 2 : layers)) return false;
+  const bool edges = block_on_every_stage && stages > 1;
+  int start = 0;
+  for (int stage = 0; stage + 1 < stages; ++stage) {
+    // Later stages need a layer each, the last two (a block and the output).
+    const int latest_end = layers - (stages - 1 - stage) - (edges ? 1 : 0);
+    int end = edges && stage == 0 ? 2 : start + 1;
+    if (end > latest_end || !fits(stage, start, end)) return false;
+    while (end < latest_end && fits(stage, start, end + 1)) ++end;
+    start = end;
+  }
+  return fits(stages - 1, start, layers);
+}
+
 // Two exact passes: the smallest slowest-stage time T under the memory cap,
 // then the smallest largest stage memory with every stage within
 // T (1 + time_slack). See memory_aware_partition.
@@ -83,6 +103,8 @@ template <typename Time, typename Memory>
 std::optional<StageSplit> memory_aware_split(int layers, int stages, const Time& time, const Memory& memory,
                                              double cap, double time_slack) {
   auto under_cap = [&](int stage, int i, int j) { return memory(stage, i, j) <= cap; };
+  // Most candidates of a search that fit nowhere are told so in O(n).
+  if (!any_split_fits(layers, stages, under_cap)) return std::nullopt;
   const std::optional<StageSplit> fastest =
       min_max_split(layers, stages, [&](int, int i, int j) { return time(i, j); }, under_cap);
   if (!fastest) return std::nullopt;

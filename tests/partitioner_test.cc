@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "planner/min_max_dp.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -127,6 +128,28 @@ TEST(Partitioner, MemoryAwareIsNeverWorseThanBruteForceAndNeverOverTheCap) {
   }
   EXPECT_GT(infeasible, 0);  // the caps reach below what fits
   EXPECT_LT(infeasible, 400);
+}
+
+TEST(Partitioner, FeasibilityMatchesBruteForce) {
+  // The greedy feasibility check against every split, stage-dependent caps
+  // included (memory grows with the micro-batches a position holds).
+  std::mt19937 rng(13);
+  int feasible = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    const int n = 3 + trial % 10;
+    const int stages = 1 + trial % std::min(n - 2, 5);
+    const Instance instance = random_instance(rng, n, stages);
+    const double cap = std::uniform_real_distribution<double>(3.0, 40.0)(rng);
+    auto fits = [&](int stage, int i, int j) {
+      return sum(instance.fixed, i, j) + instance.flight[static_cast<std::size_t>(stage)] * sum(instance.bytes, i, j) <=
+             cap;
+    };
+    const bool expected = brute_force(n, stages, [](int, int, int) { return 0.0; }, fits) == 0.0;
+    EXPECT_EQ(any_split_fits(n, stages, fits), expected) << "trial " << trial;
+    feasible += expected;
+  }
+  EXPECT_GT(feasible, 0);
+  EXPECT_LT(feasible, 600);
 }
 
 TEST(Partitioner, NoStageHoldsOnlyTheEmbeddingOrTheOutputLayer) {
