@@ -41,6 +41,7 @@ planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers
 }
 
 int virtual_stages_of(const std::string& schedule, int given) {
+  if (given < 0) throw InputError(fmt::format("--virtual must be >= 1, or 0 for the schedule's default (got {})", given));
   return given > 0 ? given : sim::find_schedule_family(schedule).default_virtual_stages;
 }
 
@@ -83,9 +84,12 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["model"] = run.model.name;
   output.json["hardware"] = run.hardware.name;
   output.json["cost_source"] = result.cost_source;
-  output.text = fmt::format("{} on {} x {}, t={}{} p={} d={}, micro-batch {} x {} tokens, recompute {}\n",
+  output.text = fmt::format("{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens, recompute {}\n",
                             run.model.name, result.gpus, run.hardware.name, setup.shape.tp,
                             setup.shape.cp > 1 ? fmt::format(" c={}", setup.shape.cp) : "", setup.pp, setup.shape.dp,
+                            setup.shape.zero != models::ZeroStage::kNone
+                                ? fmt::format(" ZeRO-{}", static_cast<int>(setup.shape.zero))
+                                : "",
                             setup.shape.micro_batch_size, setup.shape.seq_len,
                             models::recompute_name(setup.shape.recompute));
   if (!run.overrides.empty()) {
@@ -102,7 +106,8 @@ std::string given_text(const CLI::App& command, std::string_view name) {
   for (const CLI::Option* option : command.get_options()) {
     const auto& names = option->get_lnames();
     if (std::find(names.begin(), names.end(), name) == names.end() || option->count() == 0) continue;
-    if (option->get_expected_min() == 0) return fmt::format("--{}", name);
+    // A flag given in its --no- form reads false.
+    if (option->get_expected_min() == 0) return fmt::format("--{}{}", option->as<bool>() ? "" : "no-", name);
     return fmt::format("--{} {}", names.front(), fmt::join(option->results(), ","));
   }
   return "";

@@ -144,8 +144,9 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
   }
   if (closest == nullptr || closest->micro_batch_size > 1) advice.push_back("a smaller --micro-batch-size");
   if (options.tp || options.pp) advice.push_back("leaving --tp and --pp to the search");
-  // Context parallelism divides every activation by c.
+  // Context parallelism divides every activation by c; ZeRO shards the state.
   if (options.cp) advice.push_back(fmt::format("a --cp above {} (or leaving it to the search)", *options.cp));
+  if (options.zero && *options.zero < 3) advice.push_back("leaving --zero to the search");
   advice.push_back("a shorter --seq");
   advice.push_back(options.memory_cap ? "a larger --memory-cap" : "a GPU with more memory");
   std::string text;

@@ -52,6 +52,8 @@ constexpr const char* kOutOfMemory = "out of memory";
 std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const SearchGroup& group) {
   if (group.dp * group.cp <= 1) return {models::ZeroStage::kNone};
   if (request.zero) return {*request.zero};
+  // Measured passes lack ZeRO-2/3's per-micro-batch collectives.
+  if (request.profile) return {models::ZeroStage::kOptimizer};
   return {models::ZeroStage::kOptimizer, models::ZeroStage::kGradients, models::ZeroStage::kWeights};
 }
 
@@ -296,8 +298,8 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
     if (group.dp * group.cp > 1 && !request_.zero) tally.rejected[kZeroDominated] += recomputes_.size();
     for (std::size_t l = 0; l < contexts.size(); ++l) {
       const LayerContext& layers = contexts[l];
-      if (layers.shape.zero >= models::ZeroStage::kGradients && !schedules_[choice].fsdp) {
-        ++tally.rejected["ZeRO-2/3 with a schedule PyTorch's pipelining (FSDP) does not run"];
+      if (!zero_runs_with(layers.shape.zero, group.pp)) {
+        ++tally.rejected["ZeRO-2/3 with pipelining (not modelled)"];
         continue;
       }
       const std::optional<StageSplit> split = choose_split(layers, *context, request_, cap_, time_splits);

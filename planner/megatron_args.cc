@@ -1,6 +1,10 @@
 #include "planner/megatron_args.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
 
 namespace pipeplan::planner {
 namespace {
@@ -49,15 +53,18 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
     args += fmt::format(" --virtual-pipeline-model-parallel-size {}", plan.virtual_stages);
   }
   args += placement_arguments(plan);
+  std::vector<std::string> notes;
   if (plan.zero >= models::ZeroStage::kGradients) {
-    args += fmt::format("  # ZeRO-{}: not in Megatron-LM, whose distributed optimizer is ZeRO-1 (FSDP with PyTorch's "
-                        "pipelining runs it: torchtitan)",
-                        static_cast<int>(plan.zero));
-  } else if (plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
-    args += fmt::format("  # schedule {}: not in Megatron-LM's built-in schedules (PyTorch pipelining or the Zero "
-                        "Bubble / DualPipe forks run it)",
-                        plan.schedule);
+    notes.push_back(fmt::format("ZeRO-{}: not in Megatron-LM, whose distributed optimizer is ZeRO-1 (DeepSpeed or "
+                                "FSDP runs it)",
+                                static_cast<int>(plan.zero)));
   }
+  if (plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
+    notes.push_back(fmt::format("schedule {}: not in Megatron-LM's built-in schedules (PyTorch pipelining or the Zero "
+                                "Bubble / DualPipe forks run it)",
+                                plan.schedule));
+  }
+  if (!notes.empty()) args += fmt::format("  # {}", fmt::join(notes, "; "));
   return args;
 }
 

@@ -236,7 +236,7 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
 
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options) {
-  check_zero_schedule(setup.shape.zero, setup.schedule);
+  check_zero_pipeline(setup.shape.zero, setup.pp);
   if (setup.explain && setup.profile != nullptr) {
     throw InputError("--explain divides the time model's figures into their terms, and measured times (--profile) "
                      "have none: drop one of them");

@@ -63,15 +63,15 @@ nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const ModelSim
 }
 
 std::string candidate_row(std::size_t index, const PlanCandidate& c) {
-  return fmt::format("  {:>2} {:>2} {:>2} {:>3} {:>5} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
-                     index, c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.microbatches, c.schedule, c.virtual_stages,
+  return fmt::format("  {:>2} {:>2} {:>2} {:>3} {:>5} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
+                     index, c.tp, c.cp, c.pp, c.dp, static_cast<int>(c.zero), c.micro_batch_size, c.microbatches, c.schedule, c.virtual_stages,
                      models::recompute_name(c.recompute), c.tokens_per_s, c.mfu * 100, c.iteration_time_s * 1e3,
                      format_bytes(c.max_peak_bytes), counts_text(c.split));
 }
 
 std::string table(const std::string& title, const std::vector<PlanCandidate>& candidates) {
-  std::string text = fmt::format("{}\n  {:>2} {:>2} {:>2} {:>3} {:>5} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10} {:>5} {:>10} {:>10} {}\n",
-                                 title, "#", "t", "c", "p", "d", "b", "m", "schedule", "v", "recompute", "tokens/s",
+  std::string text = fmt::format("{}\n  {:>2} {:>2} {:>2} {:>3} {:>5} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10} {:>5} {:>10} {:>10} {}\n",
+                                 title, "#", "t", "c", "p", "d", "z", "b", "m", "schedule", "v", "recompute", "tokens/s",
                                  "MFU%", "iter ms", "peak", "split");
   for (std::size_t i = 0; i < candidates.size(); ++i) text += candidate_row(i + 1, candidates[i]);
   return text;
@@ -125,8 +125,9 @@ std::string plan_report_text(const PlanReport& report) {
       format_bytes(report.search.memory_cap_bytes), report.search.candidates_evaluated,
       report.search.search_time_s, report.search.candidates_pruned, rejected_text(report.search));
   for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
-  text += fmt::format("best: t={}{} p={} d={}, micro-batch {} x {}, {} (v={}), recompute {}, split {}\n", plan.tp,
-                      plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp, plan.dp, plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
+  text += fmt::format("best: t={}{} p={} d={}{}, micro-batch {} x {}, {} (v={}), recompute {}, split {}\n", plan.tp,
+                      plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp, plan.dp,
+                      plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "", plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
                       models::recompute_name(plan.recompute), counts_text(report.best.split));
   text += model_simulation_to_text(report.best);
   text += "\nMegatron's even split with the same settings:\n";

@@ -94,6 +94,11 @@ ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string&
                                  "--cp {})",
                                  shape.cp));
   }
+  if (shape.zero >= models::ZeroStage::kGradients) {
+    throw InputError(fmt::format("a profile measures the passes without ZeRO-{}'s per-micro-batch collectives: use "
+                                 "--zero 1 or 0 with --profile",
+                                 static_cast<int>(shape.zero)));
+  }
   if (shape.recompute != models::Recompute::kNone) {
     throw InputError("a profile measures the passes without recomputation: use --recompute none with --profile");
   }

@@ -116,7 +116,7 @@ void check_fixed_choices(const PlanRequest& request) {
   if (request.micro_batch_size && *request.micro_batch_size < 1) {
     throw InputError(fmt::format("--micro-batch-size must be >= 1 (got {})", *request.micro_batch_size));
   }
-  if (request.zero && request.schedule) check_zero_schedule(*request.zero, *request.schedule);
+  if (request.zero && request.pp) check_zero_pipeline(*request.zero, *request.pp);
 }
 
 // Why no group was left: the fixed micro-batch size, or the combination.
@@ -232,13 +232,9 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     }
     return choices;
   };
-  auto marked = [](std::vector<ScheduleChoice> choices) {
-    for (ScheduleChoice& choice : choices) choice.fsdp = zero_runs_with(models::ZeroStage::kWeights, choice.name);
-    return choices;
-  };
   if (request.schedule) {
     const sim::ScheduleFamily& family = sim::find_schedule_family(*request.schedule);
-    std::vector<ScheduleChoice> choices = marked(choices_for(family));
+    std::vector<ScheduleChoice> choices = choices_for(family);
     if (choices.empty()) {
       throw InputError(fmt::format("{} runs {} stage(s) per rank: --virtual must be {} (or left out), not {}",
                                    family.name, family.default_virtual_stages, family.default_virtual_stages,
@@ -254,7 +250,7 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     for (const ScheduleChoice& choice : choices_for(family)) choices.push_back(choice);
   }
   if (choices.empty()) throw InputError("--virtual: no searched schedule runs that many stages per rank");
-  return marked(std::move(choices));
+  return choices;
 }
 
 std::vector<models::Recompute> recompute_choices(const PlanRequest& request) {

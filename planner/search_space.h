@@ -22,7 +22,6 @@ struct ScheduleChoice {
   std::string name;
   int virtual_stages = 1;
   bool looped = false;  // a looped family (any v)
-  bool fsdp = true;     // runs under FSDP (ZeRO-2/3): planner/zero_support.h
 };
 
 class SearchSpace {

@@ -1,20 +1,20 @@
-// Which frameworks run ZeRO-2 and ZeRO-3 with pipeline parallelism: FSDP
-// under PyTorch's pipelining schedules (torchtitan's FSDP x PP). Megatron-LM's
-// distributed optimizer is ZeRO-1, DeepSpeed's pipeline engine takes ZeRO-1
-// at most, and the Zero Bubble fork of Megatron-LM (ZBH1, ZBH2) builds on the
-// former.
+// Where ZeRO-2 and ZeRO-3 are costed: without pipeline parallelism, as
+// DeepSpeed and FSDP run them with gradient accumulation (each micro-batch's
+// gradients reduce-scattered, ZeRO-3's weights gathered per layer and
+// pass). Under pipelining the frameworks that shard do otherwise: PyTorch's
+// pipelining syncs FSDP's gradients once per step and unshards once per
+// step, DeepSpeed's pipeline engine takes ZeRO-1 at most, Megatron-LM's
+// distributed optimizer is ZeRO-1; not modelled yet.
 #pragma once
-
-#include <string_view>
 
 #include "models/training_shape.h"
 
 namespace pipeplan::planner {
 
-// True when some framework runs `zero` with the schedule family `schedule`.
-bool zero_runs_with(models::ZeroStage zero, std::string_view schedule);
+// True when pipeplan costs `zero` on `pp` pipeline ranks.
+bool zero_runs_with(models::ZeroStage zero, int pp);
 
-// Throws InputError naming the schedules that do run it.
-void check_zero_schedule(models::ZeroStage zero, std::string_view schedule);
+// Throws InputError naming what would run.
+void check_zero_pipeline(models::ZeroStage zero, int pp);
 
 }  // namespace pipeplan::planner

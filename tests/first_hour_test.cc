@@ -38,8 +38,7 @@ TEST(FirstHour, PlanErrorsInsideTheSearchAreOneLineWithAnyThreadCount) {
   expect_plan_refused(base + " --micro-batch-size 3", "--micro-batch-size 3 divides no batch per replica");
   expect_plan_refused(base + " --schedule GPipe --virtual 2", "GPipe runs 1 stage(s) per rank: --virtual must be 1");
   expect_plan_refused(base + " --dp 3", "--dp 3 does not divide --gpus 64");
-  expect_plan_refused(base + " --zero 3 --schedule ZBH1",
-                      "--zero 3 with ZBH1: ZeRO-2 and ZeRO-3 run with pipeline parallelism under FSDP");
+  expect_plan_refused(base + " --zero 3 --pp 2", "--zero 3 with 2 pipeline ranks: ZeRO-2 and ZeRO-3 are costed without");
   expect_plan_refused(base + " --seq 100000", "pass --allow-long-context");
   expect_plan_refused(base + " --memory-cap 4GiB", "the smallest peak found is");
 }
@@ -154,15 +153,17 @@ TEST(FirstHour, Fp8IsRefusedWhereThereIsNoFp8AndCostsItsWeightCopies) {
   EXPECT_NE(json::parse(plan.out)["megatron_args"].get<std::string>().find("--fp8-format hybrid"), std::string::npos);
 }
 
-TEST(FirstHour, ShardingRunsOnlyWhereAFrameworkRunsIt) {
-  // ZeRO-2/3 with pipelining: FSDP under PyTorch's schedules, not the Zero
-  // Bubble fork's ZBH1 / ZBH2 (nor Megatron's overlaps of ZeRO-1).
-  const std::string base = "simulate --model llama3-70b --hardware h100-sxm --pp 2 -m 8 --dp 4 ";
-  expect_refused(base + "--zero 3 --schedule ZBH2", "--zero 3 with ZBH2: ZeRO-2 and ZeRO-3 run with pipeline");
-  expect_refused(base + "--zero 2 --overlap-grad-reduce", "are Megatron's distributed optimizer's (ZeRO-1)");
+TEST(FirstHour, ShardingIsCostedOnlyWhereItsSyncIsKnown) {
+  // ZeRO-2/3 as DeepSpeed and FSDP run them without pipelining; under
+  // pipelining frameworks sync otherwise (not modelled), and Megatron's
+  // overlaps are ZeRO-1's.
+  const std::string base = "simulate --model llama3-8b --hardware h100-sxm --seq 2048 -m 8 --dp 4 ";
+  expect_refused(base + "--pp 2 --zero 3", "--zero 3 with 2 pipeline ranks: ZeRO-2 and ZeRO-3 are costed without");
+  expect_refused(base + "--pp 1 --zero 2 --overlap-grad-reduce", "are Megatron's distributed optimizer's (ZeRO-1)");
   for (const char* zero : {"1", "2", "3"}) {
-    EXPECT_EQ(run(base + "--zero " + zero + " --json").code, 0) << zero;
+    EXPECT_EQ(run(base + "--pp 1 --zero " + zero + " --json").code, 0) << zero;
   }
+  EXPECT_EQ(run(base + "--pp 2 --zero 1 --json").code, 0);
 }
 
 TEST(FirstHour, SequenceLengthAndGpuCountAreChecked) {

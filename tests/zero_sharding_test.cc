@@ -93,7 +93,7 @@ planner::ModelSimulation simulate(ZeroStage zero) {
   planner::PipelineSetup setup;
   setup.shape = sharded(zero);
   setup.shape.dp = 16;  // two nodes of data parallelism: the network
-  setup.pp = 2;
+  setup.pp = 1;
   setup.microbatches = 8;
   setup.schedule = "1F1B";
   setup.explain = true;
