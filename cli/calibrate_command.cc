@@ -31,7 +31,7 @@ commands::CommandOutput report_only(const std::vector<calibrate::MeasuredRun>& r
   output.json = {{"runs", calibrate::runs_json(rows)},
                  {"mean_abs_error", errors.mean_abs},
                  {"max_abs_error", errors.max_abs}};
-  output.text = fmt::format("{} runs, each on its own hardware description\n", rows.size()) +
+  output.text = fmt::format("{} runs, each predicted on the hardware it names (nothing fitted)\n", rows.size()) +
                 calibrate::runs_table(rows) +
                 fmt::format("  mean |error| {:.2f} %, max {:.2f} %\n", errors.mean_abs * 100, errors.max_abs * 100);
   return output;

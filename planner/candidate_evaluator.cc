@@ -217,7 +217,7 @@ const char* stage_count_rejection(const PlanRequest& request, const ScheduleChoi
   const int stages = pp * choice.virtual_stages;
   if (stages > request.model.layers) return "more pipeline stages than layers";
   // One rank has no bubble for more chunks to fill; they only add passes.
-  if (choice.looped && pp == 1 && !request.schedule) return "looped chunks on one rank";
+  if (choice.virtual_stages > 1 && pp == 1 && !request.schedule) return "several chunks on one rank";
   const bool fits_split = request.layer_counts ? static_cast<int>(request.layer_counts->size()) == stages
                                                : !request.layout || layout_stage_count(*request.layout) == stages;
   return fits_split ? nullptr : "stage count differs from the given split";

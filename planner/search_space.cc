@@ -223,9 +223,9 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     std::vector<ScheduleChoice> choices;
     if (is_looped(family)) {
       if (request.virtual_stages) {
-        choices.push_back({name, *request.virtual_stages, true});
+        choices.push_back({name, *request.virtual_stages});
       } else {
-        for (int v = 2; v <= std::max(2, request.model.layers / 2); ++v) choices.push_back({name, v, true});
+        for (int v = 2; v <= std::max(2, request.model.layers / 2); ++v) choices.push_back({name, v});
       }
     } else if (!request.virtual_stages || *request.virtual_stages == family.default_virtual_stages) {
       choices.push_back({name, family.default_virtual_stages});

@@ -21,7 +21,6 @@ struct SearchGroup {
 struct ScheduleChoice {
   std::string name;
   int virtual_stages = 1;
-  bool looped = false;  // a looped family (any v)
 };
 
 class SearchSpace {
