@@ -165,12 +165,13 @@ std::vector<int> cp_choices(const PlanRequest& request, int t, std::map<std::str
   return choices;
 }
 
-}  // namespace
-
+// Families that run any number of looped chunks per rank.
 bool is_looped(const sim::ScheduleFamily& family) {
   const std::string_view name = family.name;
   return name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
 }
+
+}  // namespace
 
 SearchSpace::SearchSpace(const PlanRequest& request) {
   check_fixed_choices(request);

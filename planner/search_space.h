@@ -42,8 +42,6 @@ class SearchSpace {
 // Every generated schedule but naive, the looped ones (Interleaved1F1B,
 // LoopedBFS, InterleavedZeroBubble) with every v from 2 to layers / 2; or the
 // request's schedule (with its v, or the v values worth trying).
-// Families that run any number of looped chunks per rank.
-bool is_looped(const sim::ScheduleFamily& family);
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
 std::vector<models::Recompute> recompute_choices(const PlanRequest& request);
 
