@@ -25,6 +25,7 @@ struct ModelRun {
   std::string profile_file;
   bool allow_long_context = false;
   std::vector<std::string> overrides;  // for a plan: the options that changed it
+  std::vector<std::string> changes;    // for a plan: what the overrides made of its GPUs and global batch
 };
 
 planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& layers, int stages) {
@@ -63,7 +64,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
                           const SimulateOutputs& outputs) {
   if (!options.hardware) throw InputError("--model needs --hardware (e.g. h100-sxm; see `pipeplan hardware list`)");
   ModelRun run{models::load_model(*options.model), models::load_hardware(*options.hardware), {}, options.layers,
-               options.layout, options.profile.value_or(""), options.shape.allow_long_context, {}};
+               options.layout, options.profile.value_or(""), options.shape.allow_long_context, {}, {}};
   planner::PipelineSetup& setup = run.setup;
   setup.shape = training_shape(options.shape, run.model);
   setup.pp = source.ranks;
@@ -94,7 +95,9 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
                             models::recompute_name(setup.shape.recompute));
   if (!run.overrides.empty()) {
     output.json["plan_overrides"] = run.overrides;
-    output.text += fmt::format("  the plan re-costed with {}\n", fmt::join(run.overrides, " "));
+    output.json["plan_changes"] = run.changes;
+    output.text += fmt::format("  the plan re-costed with {}{}\n", fmt::join(run.overrides, " "),
+                               run.changes.empty() ? "" : fmt::format(": {}", fmt::join(run.changes, ", ")));
   }
   output.text += planner::model_simulation_to_text(result) + fmt::format("  costs: {}\n", result.cost_source);
   write_simulation_files(result.report, outputs, outputs.gantt, output);
@@ -113,6 +116,21 @@ std::string given_text(const CLI::App& command, std::string_view name) {
   return "";
 }
 
+// What overrides of t, c, p, d, the micro-batch size or count made of the
+// plan's GPU count and global batch: said, since the plan was found for those.
+std::vector<std::string> scale_changes(const planner::PlanFile& plan, const planner::PipelineSetup& setup) {
+  const planner::PlanCandidate& was = plan.plan;
+  const models::TrainingShape& shape = setup.shape;
+  const int plan_gpus = was.tp * was.cp * was.pp * was.dp;
+  const int gpus = shape.tp * shape.cp * setup.pp * shape.dp;
+  const int plan_batch = was.micro_batch_size * was.microbatches * was.dp;
+  const int batch = shape.micro_batch_size * setup.microbatches * shape.dp;
+  std::vector<std::string> changes;
+  if (gpus != plan_gpus) changes.push_back(fmt::format("{} GPUs where the plan has {}", gpus, plan_gpus));
+  if (batch != plan_batch) changes.push_back(fmt::format("global batch {} where the plan has {}", batch, plan_batch));
+  return changes;
+}
+
 // The plan's values, then each option the user gave in their place.
 ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource& source,
                        const SimulateOutputs& outputs, const CLI::App& command) {
@@ -125,6 +143,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                options.layout,
                has("profile") ? *options.profile : plan.profile,
                options.shape.allow_long_context,
+               {},
                {}};
   planner::PipelineSetup& setup = run.setup;
   models::TrainingShape& shape = setup.shape;
@@ -183,6 +202,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   for (std::string_view name : plan_override_options()) {
     if (has(name)) run.overrides.push_back(given_text(command, name));
   }
+  run.changes = scale_changes(plan, setup);
   return run;
 }
 

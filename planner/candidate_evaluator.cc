@@ -1,6 +1,7 @@
 #include "planner/candidate_evaluator.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <limits>
 #include <map>
 
@@ -38,6 +39,9 @@ struct ScheduleContext {
   std::vector<RankMemoryProfile> profiles;
   std::vector<std::vector<std::pair<int, int>>> peak_points;
   sim::SpanBound span;
+  // The fewest micro-batches some rank's peak must hold in full on every
+  // chunk of the rank (the least, over ranks, of the most at any point).
+  int fewest_held = 0;
 };
 
 namespace {
@@ -82,9 +86,10 @@ LayerContext layer_context(const PlanRequest& request, const SearchGroup& group,
 }
 
 std::vector<LayerContext> layer_contexts(const PlanRequest& request, const SearchGroup& group,
+                                         const std::vector<models::ZeroStage>& zeros,
                                          const std::vector<models::Recompute>& recomputes) {
   std::vector<LayerContext> contexts;
-  for (models::ZeroStage zero : zero_choices(request, group)) {
+  for (models::ZeroStage zero : zeros) {
     for (models::Recompute recompute : recomputes) contexts.push_back(layer_context(request, group, zero, recompute));
   }
   return contexts;
@@ -93,7 +98,7 @@ std::vector<LayerContext> layer_contexts(const PlanRequest& request, const Searc
 // The schedule of a choice at (p, m) and its memory peaks, or none when its
 // preconditions (micro-batches, chunks) fail.
 std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, int pp, int microbatches) {
-  ScheduleContext context{choice, {}, {}, {}, {}};
+  ScheduleContext context{choice, {}, {}, {}, {}, 0};
   try {
     context.schedule = sim::generate_schedule(choice.name, {pp, microbatches, choice.virtual_stages, 0});
   } catch (const InputError&) {
@@ -101,6 +106,15 @@ std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, in
   }
   context.span = sim::SpanBound(context.schedule);
   context.profiles = memory_profiles(context.schedule);
+  context.fewest_held = std::numeric_limits<int>::max();
+  for (const RankMemoryProfile& profile : context.profiles) {
+    int most = 0;
+    for (const MemoryPoint& point : profile.points) {
+      if (!point.full.empty()) most = std::max(most, *std::min_element(point.full.begin(), point.full.end()));
+    }
+    context.fewest_held = std::min(context.fewest_held, most);
+  }
+  if (context.profiles.empty()) context.fewest_held = 0;
   if (context.schedule.virtual_stages() == 1) {
     for (const RankMemoryProfile& profile : context.profiles) {
       std::vector<std::pair<int, int>> points;
@@ -112,19 +126,10 @@ std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, in
   return context;
 }
 
-// Time-balanced splits depend only on the layers and the stage count, which
-// several schedules share (ZBV, DualPipeV and Interleaved1F1B with v = 2).
-using TimeSplitCache = std::map<std::pair<const LayerContext*, int>, std::optional<StageSplit>>;
-
-std::optional<StageSplit> time_split(const LayerContext& layers, int stages, TimeSplitCache& cache) {
-  const auto key = std::make_pair(&layers, stages);
-  const auto found = cache.find(key);
-  if (found != cache.end()) return found->second;
+std::optional<StageSplit> time_split(const LayerContext& layers, int stages) {
   const LayerTable& table = layers.table;
-  std::optional<StageSplit> split = min_max_split(
+  return min_max_split(
       table.size(), stages, [&](int, int i, int j) { return table.time_s(i, j); }, [](int, int, int) { return true; });
-  cache.emplace(key, split);
-  return split;
 }
 
 // The largest stage memory (weights, state, buffers and the activations at
@@ -148,23 +153,17 @@ double stage_memory_max(const LayerContext& layers, const ScheduleContext& conte
   return worst;
 }
 
-// What no split's largest stage memory can go below (one chunk per rank):
-// the stages' average, with each stage's activations counted at the fewest
-// micro-batches any stage holds at its peak. Exact as a bound: a candidate
-// above the cap has no split under it, and is refused without the search
-// for one.
-double stage_memory_floor(const LayerContext& layers, const ScheduleContext& context) {
+// What no split's largest rank memory can go below: the ranks' average of
+// the weights and their state, with each rank's activations counted at the
+// fewest micro-batches any rank holds in full at its peak. Exact as a
+// bound: a candidate above the cap has no split under it, and is refused
+// without the search for one.
+double rank_memory_floor(const LayerContext& layers, const ScheduleContext& context) {
   const LayerTable& table = layers.table;
   const int n = table.size();
-  int fewest = std::numeric_limits<int>::max();
-  for (const auto& points : context.peak_points) {
-    int most = 0;
-    for (const auto& [full, partial] : points) most = std::max(most, full);
-    fewest = std::min(fewest, most);
-  }
   const double total = table.params(0, n) * layers.state_bytes_per_param + table.fp8_weight_copy_bytes(0, n) +
-                       fewest * table.activation_bytes(0, n);
-  return total / context.schedule.stages;
+                       context.fewest_held * table.activation_bytes(0, n);
+  return total / context.schedule.ranks;
 }
 
 // The split that makes the largest stage memory smallest, whatever the
@@ -177,8 +176,8 @@ std::optional<StageSplit> leanest_split(const LayerContext& layers, const Schedu
       [](int, int, int) { return true; });
 }
 
-std::optional<StageSplit> choose_split(const LayerContext& layers, const ScheduleContext& context,
-                                       const PlanRequest& request, double cap, TimeSplitCache& cache) {
+std::optional<StageSplit> partition(const LayerContext& layers, const ScheduleContext& context,
+                                    const PlanRequest& request, double cap) {
   const LayerTable& table = layers.table;
   const int n = table.size();
   const int stages = context.schedule.stages;
@@ -196,7 +195,7 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
       // Exact per-position memory needs one stage per rank; with more, the
       // split balances time and the replay checks memory.
       if (context.peak_points.empty()) break;
-      if (stage_memory_floor(layers, context) > cap) return std::nullopt;
+      if (rank_memory_floor(layers, context) > cap) return std::nullopt;
       // The lowest peak is the objective: the leanest split, if it fits.
       if (request.objective == Objective::kMemory) {
         std::optional<StageSplit> leanest = leanest_split(layers, context);
@@ -207,7 +206,43 @@ std::optional<StageSplit> choose_split(const LayerContext& layers, const Schedul
           n, stages, time, [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j); }, cap,
           request.balance_slack);
   }
-  return time_split(layers, stages, cache);
+  return time_split(layers, stages);
+}
+
+// Whether the request's partitioner finds a split under the cap, without
+// choosing one: exactly when `partition` does (the memory partitioner is
+// the only one that refuses, and only where no split fits).
+bool some_split_fits(const LayerContext& layers, const ScheduleContext& context, const PlanRequest& request,
+                     double cap) {
+  if (request.layer_counts || request.layout || request.partition != PartitionMethod::kMemory) return true;
+  if (rank_memory_floor(layers, context) > cap) return false;
+  if (context.peak_points.empty()) return true;
+  return any_split_fits(layers.table.size(), context.schedule.stages, [&](int stage, int i, int j) {
+    return stage_memory(layers, context, stage, i, j) <= cap;
+  });
+}
+
+// Bounds for every split: the pipeline no shorter than the busiest rank's
+// share of all the passes, the peak no lower than the memory floor. Lowered a little, as the replay rounds
+// bytes and sums times in its own order.
+StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& context) {
+  const LayerTable& table = layers.table;
+  const int n = table.size();
+  const double scale = context.schedule.microbatch_scale;
+  const double stages = context.schedule.stages;
+  const double overhead = stages * table.pass_overhead_s();
+  // As the stage costs: forwards and input gradients each pay a pass overhead.
+  StepBounds bounds;
+  bounds.iteration_time_s = context.span.any_split_bound_s(scale * table.forward_s(0, n) + overhead,
+                                                           scale * table.backward_input_s(0, n) + overhead,
+                                                           scale * table.backward_weight_s(0, n)) *
+                            (1 - 1e-9);
+  bounds.peak_bytes = static_cast<std::int64_t>(rank_memory_floor(layers, context) * (1 - 1e-6));
+  return bounds;
+}
+
+double step_tokens(const SearchGroup& group, int seq_len) {
+  return static_cast<double>(group.micro_batch_size) * group.microbatches * group.dp * seq_len;
 }
 
 // Why a schedule choice cannot run the model on `pp` ranks, or null: every
@@ -248,6 +283,17 @@ CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, const std::ve
                                        double memory_cap_bytes)
     : request_(request), groups_(groups), cap_(memory_cap_bytes), schedules_(schedule_choices(request)),
       recomputes_(recompute_choices(request)), layers_(groups.size()) {
+  for (const SearchGroup& group : groups) {
+    if (stage_counts_.count(group.pp) > 0) continue;
+    StageCountChoices& choices = stage_counts_[group.pp];
+    for (std::size_t choice = 0; choice < schedules_.size(); ++choice) {
+      if (const char* reason = stage_count_rejection(request, schedules_[choice], group.pp)) {
+        ++choices.rejected[reason];
+      } else {
+        choices.usable.push_back(choice);
+      }
+    }
+  }
   // Groups that differ only in t or b share (p, m): each schedule once.
   std::vector<std::pair<int, int>> shapes;
   for (const SearchGroup& group : groups) shapes.emplace_back(group.pp, group.microbatches);
@@ -256,9 +302,7 @@ CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, const std::ve
   // Only the schedules some candidate can use (enumerate_group rejects the others first).
   std::vector<std::tuple<std::size_t, int, int>> jobs;
   for (const auto& [pp, m] : shapes) {
-    for (std::size_t choice = 0; choice < schedules_.size(); ++choice) {
-      if (stage_count_rejection(request, schedules_[choice], pp) == nullptr) jobs.emplace_back(choice, pp, m);
-    }
+    for (std::size_t choice : stage_counts_.at(pp).usable) jobs.emplace_back(choice, pp, m);
   }
   std::vector<std::shared_ptr<const ScheduleContext>> built(jobs.size());
   parallel_for(jobs.size(), request.threads, [&](std::size_t i) {
@@ -282,59 +326,77 @@ const ScheduleContext* CandidateEvaluator::schedule_of(std::size_t choice, const
 void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingCandidate>& pending,
                                          SearchTally& tally) {
   const SearchGroup& group = groups_[index];
-  layers_[index] = layer_contexts(request_, group, recomputes_);
+  // Every (sharding, recomputation) pair is a candidate per schedule; the
+  // pairs that cannot run on p ranks are counted, not built.
+  const std::vector<models::ZeroStage> zeros = zero_choices(request_, group);
+  std::vector<models::ZeroStage> runnable;
+  for (models::ZeroStage zero : zeros) {
+    if (zero_runs_with(zero, group.pp)) runnable.push_back(zero);
+  }
+  const std::size_t refused_zero = (zeros.size() - runnable.size()) * recomputes_.size();
+  layers_[index] = layer_contexts(request_, group, runnable, recomputes_);
   const std::vector<LayerContext>& contexts = layers_[index];
-  TimeSplitCache time_splits;
-  for (std::size_t choice = 0; choice < schedules_.size(); ++choice) {
-    if (const char* reason = stage_count_rejection(request_, schedules_[choice], group.pp)) {
-      tally.rejected[reason] += contexts.size();
-      continue;
-    }
+  const StageCountChoices& choices = stage_counts_.at(group.pp);
+  for (const auto& [reason, count] : choices.rejected) tally.rejected[reason] += count * zeros.size() * recomputes_.size();
+  std::size_t out_of_memory = 0, no_schedule = 0, usable = 0;
+  const double tokens = step_tokens(group, request_.seq_len);
+  for (std::size_t choice : choices.usable) {
     const ScheduleContext* context = schedule_of(choice, group);
     if (context == nullptr) {
-      ++tally.rejected["schedule precondition (micro-batches, chunks)"];
+      ++no_schedule;
       continue;
     }
-    if (group.dp * group.cp > 1 && !request_.zero) tally.rejected[kZeroDominated] += recomputes_.size();
+    ++usable;
     for (std::size_t l = 0; l < contexts.size(); ++l) {
       const LayerContext& layers = contexts[l];
-      if (!zero_runs_with(layers.shape.zero, group.pp)) {
-        ++tally.rejected["ZeRO-2/3 with pipelining (not modelled)"];
+      if (!some_split_fits(layers, *context, request_, cap_)) {
+        ++out_of_memory;
+        tally.unfitted.push_back({index, l, choice});
         continue;
       }
-      const std::optional<StageSplit> split = choose_split(layers, *context, request_, cap_, time_splits);
-      if (!split) {
-        ++tally.rejected[kOutOfMemory];
-        tally.unfitted.push_back(PendingCandidate{index, l, choice, StageSplit{std::vector<int>{0, 1}}, {}, 0});
-        continue;
-      }
-      const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, *split, context->schedule);
-      PendingCandidate candidate{index, l, choice, *split, {}, 0};
-      candidate.bounds = step_bounds(context->schedule, context->span, context->profiles, costs,
-                                     step_overhead(costs, request_.hardware, layers.shape));
-      const double tokens = static_cast<double>(group.micro_batch_size) * group.microbatches * group.dp * request_.seq_len;
+      PendingCandidate candidate{index, l, choice, false, StageSplit{std::vector<int>{0, 1}}, {}, 0};
+      candidate.bounds = any_split_bounds(layers, *context);
       candidate.tokens_bound = tokens / candidate.bounds.iteration_time_s;
       pending.push_back(std::move(candidate));
     }
   }
+  if (out_of_memory > 0) tally.rejected[kOutOfMemory] += out_of_memory;
+  if (no_schedule > 0) tally.rejected["schedule precondition (micro-batches, chunks)"] += no_schedule;
+  if (refused_zero > 0 && usable > 0) tally.rejected["ZeRO-2/3 with pipelining (not modelled)"] += refused_zero * usable;
+  if (group.dp * group.cp > 1 && !request_.zero && usable > 0) tally.rejected[kZeroDominated] += recomputes_.size() * usable;
 }
 
 std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
-    const std::vector<PendingCandidate>& unfitted) const {
+    const std::vector<UnfittedCandidate>& unfitted) const {
   std::optional<PendingCandidate> closest;
   double lowest = 0;
-  for (const PendingCandidate& candidate : unfitted) {
+  for (const UnfittedCandidate& candidate : unfitted) {
     const LayerContext& layers = layers_[candidate.group][candidate.layers];
     const ScheduleContext& context = *schedule_of(candidate.schedule, groups_[candidate.group]);
     std::optional<StageSplit> leanest = leanest_split(layers, context);
     if (!leanest) continue;
     const double estimate = stage_memory_max(layers, context, *leanest);
     if (closest && estimate >= lowest) continue;
-    closest = candidate;
-    closest->split = std::move(*leanest);
+    closest = PendingCandidate{candidate.group, candidate.layers, candidate.schedule, true, std::move(*leanest), {}, 0};
     lowest = estimate;
   }
   return closest;
+}
+
+void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
+  const SearchGroup& group = groups_[pending.group];
+  const LayerContext& layers = layers_[pending.group][pending.layers];
+  const ScheduleContext& context = *schedule_of(pending.schedule, group);
+  std::optional<StageSplit> split = partition(layers, context, request_, cap_);
+  // enumerate_group kept only candidates some split fits.
+  if (!split) throw std::logic_error("a candidate the partitioner was to fit has no split");
+  const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, *split, context.schedule);
+  pending.bounds = step_bounds(context.schedule, context.span, context.profiles, costs,
+                               step_overhead(costs, request_.hardware, layers.shape));
+  const double tokens = step_tokens(group, request_.seq_len);
+  pending.tokens_bound = tokens / pending.bounds.iteration_time_s;
+  pending.split = std::move(*split);
+  pending.split_chosen = true;
 }
 
 PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const {

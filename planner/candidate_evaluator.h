@@ -22,37 +22,51 @@ namespace pipeplan::planner {
 struct LayerContext;
 struct ScheduleContext;
 
-// A candidate not yet replayed: where it comes from, its split, and the
-// bounds no replay of it can beat.
+// A candidate not yet replayed: where it comes from, its split once chosen,
+// and the bounds no replay of it can beat (before the split: any split's).
 struct PendingCandidate {
   std::size_t group = 0;     // into the search's groups
-  std::size_t layers = 0;    // its recomputation, into the group's layer contexts
+  std::size_t layers = 0;    // its sharding and recomputation, into the group's layer contexts
   std::size_t schedule = 0;  // into the schedule choices
+  bool split_chosen = false;
   StageSplit split{std::vector<int>{0, 1}};
   StepBounds bounds;
   double tokens_bound = 0;   // tokens per second it cannot exceed
 };
 
+// A candidate the memory partitioner found no split for.
+struct UnfittedCandidate {
+  std::size_t group = 0, layers = 0, schedule = 0;  // as in PendingCandidate
+};
+
 struct SearchTally {
   std::map<std::string, std::size_t> rejected;
-  // Candidates the memory partitioner found no split for (none chosen).
-  std::vector<PendingCandidate> unfitted;
+  std::vector<UnfittedCandidate> unfitted;
 };
 
 class CandidateEvaluator {
  public:
   CandidateEvaluator(const PlanRequest& request, const std::vector<SearchGroup>& groups, double memory_cap_bytes);
   ~CandidateEvaluator();
-  // Safe to call for different groups at once.
+  // The group's candidates that some split fits, bounded for any split;
+  // safe to call for different groups at once.
   void enumerate_group(std::size_t group, std::vector<PendingCandidate>& pending, SearchTally& tally);
-  // The candidate's figures, exactly `pipeplan simulate --plan`'s.
+  // Chooses the candidate's split (the request's partitioner) and bounds it
+  // for that split; safe to call for different candidates at once.
+  void choose_split(PendingCandidate& pending) const;
+  // The candidate's figures, exactly `pipeplan simulate --plan`'s (its split chosen).
   PlanCandidate replay(const PendingCandidate& pending) const;
   // Of candidates no split fits, the one that comes closest, with its
   // leanest split (by the partitioner's exact estimate; one chunk per rank
   // only); none when none has one.
-  std::optional<PendingCandidate> closest_to_fitting(const std::vector<PendingCandidate>& unfitted) const;
+  std::optional<PendingCandidate> closest_to_fitting(const std::vector<UnfittedCandidate>& unfitted) const;
 
  private:
+  // The schedule choices that can run on p ranks, and why the others cannot.
+  struct StageCountChoices {
+    std::vector<std::size_t> usable;
+    std::map<std::string, std::size_t> rejected;
+  };
   const ScheduleContext* schedule_of(std::size_t choice, const SearchGroup& group) const;
 
   const PlanRequest& request_;
@@ -60,6 +74,7 @@ class CandidateEvaluator {
   double cap_;
   std::vector<ScheduleChoice> schedules_;
   std::vector<models::Recompute> recomputes_;
+  std::map<int, StageCountChoices> stage_counts_;   // by p
   std::vector<std::vector<LayerContext>> layers_;  // per group, filled by enumerate_group
   // (choice, p, m) -> the schedule and its memory peaks; null when the
   // choice's preconditions fail there.

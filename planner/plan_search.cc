@@ -57,7 +57,7 @@ std::vector<std::string> request_warnings(const PlanRequest& request) {
   return warnings;
 }
 
-// Candidates are replayed in batches of this many, best bound first; after
+// Candidates are split or replayed in batches of this many, best bound first; after
 // each batch the bounds to beat tighten. Fixed, so that what is replayed
 // does not depend on the number of threads.
 constexpr std::size_t kBatch = 16;
@@ -109,14 +109,48 @@ bool surely_out_of_memory(const PendingCandidate& c, double cap, const std::opti
          lowest_peak->max_peak_bytes < c.bounds.peak_bytes;
 }
 
-// Orders candidates by their bound on the objective, best first; ties keep
-// the groups' order.
-void order_by_bound(std::vector<PendingCandidate>& pending, Objective objective) {
-  std::stable_sort(pending.begin(), pending.end(), [&](const PendingCandidate& a, const PendingCandidate& b) {
-    return objective == Objective::kThroughput ? a.tokens_bound > b.tokens_bound
-                                               : a.bounds.peak_bytes < b.bounds.peak_bytes;
-  });
-}
+// The candidates by their bound on the objective, best first; ties go by
+// their place in the groups' order, so that the order never depends on
+// the threads.
+class BoundQueue {
+ public:
+  BoundQueue(std::vector<PendingCandidate>& pending, Objective objective)
+      : pending_(pending), objective_(objective), heap_(pending.size()) {
+    for (std::size_t i = 0; i < heap_.size(); ++i) heap_[i] = i;
+    std::make_heap(heap_.begin(), heap_.end(), after());
+  }
+  bool empty() const { return heap_.empty(); }
+  PendingCandidate& pop() {
+    std::pop_heap(heap_.begin(), heap_.end(), after());
+    const std::size_t top = heap_.back();
+    heap_.pop_back();
+    return pending_[top];
+  }
+  // Back in, at its new bound (a candidate popped before).
+  void push(const PendingCandidate& candidate) {
+    heap_.push_back(static_cast<std::size_t>(&candidate - pending_.data()));
+    std::push_heap(heap_.begin(), heap_.end(), after());
+  }
+
+ private:
+  // Whether candidate a comes after b (a max-heap keeps the first on top).
+  struct After {
+    const BoundQueue* queue;
+    bool operator()(std::size_t a, std::size_t b) const {
+      const PendingCandidate &x = queue->pending_[a], &y = queue->pending_[b];
+      if (queue->objective_ == Objective::kThroughput) {
+        if (x.tokens_bound != y.tokens_bound) return x.tokens_bound < y.tokens_bound;
+      } else if (x.bounds.peak_bytes != y.bounds.peak_bytes) {
+        return x.bounds.peak_bytes > y.bounds.peak_bytes;
+      }
+      return a > b;
+    }
+  };
+  After after() const { return After{this}; }
+  std::vector<PendingCandidate>& pending_;
+  Objective objective_;
+  std::vector<std::size_t> heap_;
+};
 
 }  // namespace
 
@@ -180,31 +214,36 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   parallel_for(groups.size(), request.threads,
                [&](std::size_t g) { evaluator.enumerate_group(g, per_group[g], tallies[g]); });
   std::vector<PendingCandidate> pending;
-  std::vector<PendingCandidate> unfitted;
+  std::vector<UnfittedCandidate> unfitted;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (PendingCandidate& candidate : per_group[g]) pending.push_back(std::move(candidate));
     for (const auto& [reason, count] : tallies[g].rejected) result.rejected[reason] += count;
-    for (PendingCandidate& candidate : tallies[g].unfitted) unfitted.push_back(std::move(candidate));
+    unfitted.insert(unfitted.end(), tallies[g].unfitted.begin(), tallies[g].unfitted.end());
   }
   for (const auto& [reason, count] : space.rejected()) result.rejected[reason] += count;
 
-  // Replayed best bound first; what cannot reach the top or the front is skipped.
-  if (request.prune) order_by_bound(pending, request.objective);
+  // Best bound first: a candidate is bounded for any split, then, when its
+  // turn comes, split and bounded again, then replayed; at each turn, what
+  // cannot reach the top or the front is skipped.
   Pruner pruner(request.objective, top_k);
-  for (std::size_t first = 0; first < pending.size(); first += kBatch) {
-    std::vector<const PendingCandidate*> batch;
-    for (std::size_t i = first; i < std::min(first + kBatch, pending.size()); ++i) {
-      if (request.prune && surely_out_of_memory(pending[i], cap, result.lowest_peak)) {
+  BoundQueue queue(pending, request.objective);
+  while (!queue.empty()) {
+    std::vector<PendingCandidate*> to_split, to_replay;
+    while (!queue.empty() && to_split.size() + to_replay.size() < kBatch) {
+      PendingCandidate& candidate = queue.pop();
+      if (request.prune && surely_out_of_memory(candidate, cap, result.lowest_peak)) {
         ++result.rejected["out of memory"];
-      } else if (request.prune && pruner.skip(pending[i])) {
+      } else if (request.prune && pruner.skip(candidate)) {
         ++result.candidates_pruned;
       } else {
-        batch.push_back(&pending[i]);
+        (candidate.split_chosen ? to_replay : to_split).push_back(&candidate);
       }
     }
-    std::vector<PlanCandidate> replayed(batch.size());
-    parallel_for(batch.size(), request.threads,
-                 [&](std::size_t i) { replayed[i] = evaluator.replay(*batch[i]); });
+    parallel_for(to_split.size(), request.threads, [&](std::size_t i) { evaluator.choose_split(*to_split[i]); });
+    for (PendingCandidate* candidate : to_split) queue.push(*candidate);
+    std::vector<PlanCandidate> replayed(to_replay.size());
+    parallel_for(to_replay.size(), request.threads,
+                 [&](std::size_t i) { replayed[i] = evaluator.replay(*to_replay[i]); });
     for (PlanCandidate& candidate : replayed) {
       ++result.candidates_evaluated;
       // Ties go by the memory objective's order, whatever the replay order.

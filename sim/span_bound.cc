@@ -24,6 +24,20 @@ SpanBound::SpanBound(const Schedule& schedule) {
       lowest_stage[rank] = std::min(lowest_stage[rank], action.stage);
     }
   }
+  ranks_ = schedule.ranks;
+  std::vector<std::array<int, 3>> per_stage(stages, std::array<int, 3>{});
+  for (const Counts& counts : sums_) {
+    for (std::size_t stage = 0; stage < stages; ++stage) {
+      const std::array<int, 4>& n = counts[stage];
+      const int full = n[index(OpKind::kBackward)];
+      per_stage[stage][0] += n[index(OpKind::kForward)];
+      per_stage[stage][1] += full + n[index(OpKind::kBackwardInput)];
+      per_stage[stage][2] += full + n[index(OpKind::kBackwardWeight)];
+    }
+  }
+  uniform_ = !per_stage.empty() && std::all_of(per_stage.begin(), per_stage.end(),
+                                               [&](const std::array<int, 3>& counts) { return counts == per_stage[0]; });
+  if (uniform_) per_stage_ = per_stage[0];
   for (const int first : lowest_stage) {
     if (first >= schedule.stages) continue;  // a rank with nothing to do
     Counts& chain = sums_.emplace_back(stages, std::array<int, 4>{});
@@ -48,6 +62,11 @@ double SpanBound::lower_bound_s(const PipelineCosts& costs) const {
     bound = std::max(bound, length);
   }
   return bound;
+}
+
+double SpanBound::any_split_bound_s(double forward_sum_s, double input_sum_s, double weight_sum_s) const {
+  if (!uniform_ || ranks_ < 1) return 0;
+  return (per_stage_[0] * forward_sum_s + per_stage_[1] * input_sum_s + per_stage_[2] * weight_sum_s) / ranks_;
 }
 
 }  // namespace pipeplan::sim

@@ -20,11 +20,21 @@ class SpanBound {
   SpanBound() = default;  // bounds nothing: 0
   explicit SpanBound(const Schedule& schedule);
   double lower_bound_s(const PipelineCosts& costs) const;
+  // A bound below lower_bound_s for every split of the work into stages,
+  // from the forward, input-gradient and weight-gradient durations summed
+  // over the stages (a full backward B costs I + W): the busiest rank does
+  // at least the average rank's compute. 0 unless every stage runs as many
+  // forwards, and as many input and weight gradients (in B or apart), as
+  // every other (as every generated schedule does).
+  double any_split_bound_s(double forward_sum_s, double input_sum_s, double weight_sum_s) const;
 
  private:
   // Compute actions per stage and kind (F, B, I, W) in one sum.
   using Counts = std::vector<std::array<int, 4>>;
   std::vector<Counts> sums_;  // each rank's compute, then each rank's chain
+  int ranks_ = 0;
+  std::array<int, 3> per_stage_{};  // each stage's F, B + I and B + W passes, when equal
+  bool uniform_ = false;
 };
 
 }  // namespace pipeplan::sim

@@ -113,6 +113,10 @@ TEST(FirstHour, APlanReplayAppliesEveryOverrideOrRefusesIt) {
   const json more = json::parse(run("simulate --plan " + plan + " -m 32 --tp 4 --json").out);
   EXPECT_EQ(more["microbatches"], 32);
   EXPECT_EQ(more["gpus"], 16);  // t = 4 x p = 4
+  // The plan was found for 8 GPUs and 16 sequences: what changed is said.
+  EXPECT_EQ(more["plan_changes"],
+            json::parse(R"(["16 GPUs where the plan has 8", "global batch 32 where the plan has 16"])"));
+  EXPECT_EQ(h200["plan_changes"], json::array());
   expect_refused("simulate --plan " + plan + " --tf 3", "--tf has no effect with --plan");
   expect_refused("simulate --plan " + plan + " --pp 2", "give the new split with --layers or --layout");
   EXPECT_EQ(run("simulate --plan " + plan + " --pp 2 --layers 16,16 --json").code, 0);

@@ -128,11 +128,21 @@ TEST(PlanPruning, BoundsHoldForEveryCandidate) {
     const SearchSpace space(request);
     CandidateEvaluator evaluator(request, space.groups(), cap);
     std::size_t checked = 0;
+    std::vector<UnfittedCandidate> unfitted;
     for (std::size_t g = 0; g < space.groups().size(); ++g) {
       std::vector<PendingCandidate> pending;
       SearchTally tally;
       evaluator.enumerate_group(g, pending, tally);
-      for (const PendingCandidate& candidate : pending) {
+      unfitted.insert(unfitted.end(), tally.unfitted.begin(), tally.unfitted.end());
+      for (PendingCandidate& candidate : pending) {
+        // Bounds for any split, then for the split chosen: each below the next.
+        EXPECT_FALSE(candidate.split_chosen);
+        const StepBounds any_split = candidate.bounds;
+        const double any_split_tokens = candidate.tokens_bound;
+        evaluator.choose_split(candidate);
+        EXPECT_LE(any_split.iteration_time_s, candidate.bounds.iteration_time_s);
+        EXPECT_LE(any_split.peak_bytes, candidate.bounds.peak_bytes);
+        EXPECT_GE(any_split_tokens, candidate.tokens_bound);
         const PlanCandidate replayed = evaluator.replay(candidate);
         const std::string where = problem.label + ": " + replayed.schedule + " v" +
                                   std::to_string(replayed.virtual_stages) + " t" + std::to_string(replayed.tp) + " p" +
@@ -145,7 +155,11 @@ TEST(PlanPruning, BoundsHoldForEveryCandidate) {
         ++checked;
       }
     }
-    EXPECT_GT(checked, 0u) << problem.label;
+    EXPECT_GT(checked + unfitted.size(), 0u) << problem.label;
+    // What was refused before any split does not fit with the leanest one.
+    if (const std::optional<PendingCandidate> closest = evaluator.closest_to_fitting(unfitted)) {
+      EXPECT_GT(static_cast<double>(evaluator.replay(*closest).max_peak_bytes), cap) << problem.label;
+    }
   }
 }
 
