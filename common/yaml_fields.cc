@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 #include "common/error.h"
 #include "common/quote.h"
@@ -11,13 +12,44 @@
 
 namespace pipeplan {
 
-YAML::Node load_yaml_file(const std::string& path, std::string_view what) {
-  const std::string text = read_text_file(path, what);
-  try {
-    return YAML::Load(text);
-  } catch (const YAML::Exception& error) {
-    throw_yaml_error(path, error);
+namespace {
+
+// yaml-cpp keeps both of a map's repeated keys and reads the first, so a
+// file that gives a field twice would be read as the first silently.
+void check_unique_keys(const YAML::Node& node, const std::string& file) {
+  if (node.IsMap()) {
+    std::map<std::string, int> lines;
+    for (const auto& entry : node) {
+      if (entry.first.IsScalar()) {
+        const auto [first, inserted] = lines.emplace(entry.first.Scalar(), entry.first.Mark().line + 1);
+        if (!inserted) {
+          throw_at(file, entry.first,
+                   fmt::format("'{}' is given twice in one map (line {} and here): keep one", entry.first.Scalar(),
+                               first->second));
+        }
+      }
+      check_unique_keys(entry.second, file);
+    }
+  } else if (node.IsSequence()) {
+    for (const YAML::Node& item : node) check_unique_keys(item, file);
   }
+}
+
+}  // namespace
+
+YAML::Node parse_yaml_text(const std::string& text, const std::string& file) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    throw_yaml_error(file, error);
+  }
+  check_unique_keys(root, file);
+  return root;
+}
+
+YAML::Node load_yaml_file(const std::string& path, std::string_view what) {
+  return parse_yaml_text(read_text_file(path, what), path);
 }
 
 void throw_yaml_error(const std::string& file, const YAML::Exception& error) {

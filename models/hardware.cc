@@ -275,13 +275,7 @@ HardwareConfig parse_root(const YAML::Node& root, const std::string& file, int d
 }
 
 HardwareConfig parse_text(const std::string& text, const std::string& file, int depth) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& error) {
-    throw ParseError(file, error.mark.line + 1, error.mark.column + 1, error.msg);
-  }
-  return parse_root(root, file, depth);
+  return parse_root(parse_yaml_text(text, file), file, depth);
 }
 
 // An existing file first (as given, then next to the file that names it as

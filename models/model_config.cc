@@ -240,12 +240,7 @@ const std::vector<std::pair<std::string, const EmbeddedFile*>>& zoo_index() {
 }  // namespace
 
 ModelConfig parse_model_yaml(const std::string& text, const std::string& source_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& error) {
-    throw ParseError(source_name, error.mark.line + 1, error.mark.column + 1, error.msg);
-  }
+  const YAML::Node root = parse_yaml_text(text, source_name);
   return read_yaml(source_name, [&] { return parse_root(root, source_name); });
 }
 

@@ -191,7 +191,7 @@ TEST(ModelYaml, NonPositiveSizes) {
 }
 
 TEST(ModelYaml, HeadsMustDivideHidden) {
-  const ParseError error = parse_error_of(replace_line(6, "heads: 6") + "kv_heads: 3\n");
+  const ParseError error = parse_error_of(replace_line(6, "heads: 6"));
   EXPECT_EQ(error.line(), 6);
   EXPECT_TRUE(mentions(error, "head_dim"));
   // An explicit head_dim lifts the requirement (e.g. Gemma's 256-wide heads).

@@ -1,0 +1,38 @@
+// Every YAML file pipeplan reads refuses a key given twice in one map:
+// yaml-cpp would keep both and read the first.
+#include "common/yaml_fields.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/cli_support.h"
+#include "tests/temp_files.h"
+
+namespace pipeplan::testing {
+namespace {
+
+TEST(YamlFields, AKeyGivenTwiceIsRefusedNamingBothLines) {
+  try {
+    parse_yaml_text("name: a\nlayers: 32\nhidden: 4096\nlayers: 16\n", "model.yaml");
+    FAIL() << "a repeated key was accepted";
+  } catch (const ParseError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("model.yaml:4"), std::string::npos) << what;
+    EXPECT_NE(what.find("'layers' is given twice in one map (line 2 and here)"), std::string::npos) << what;
+  }
+  // Nested maps, and maps inside lists, too; the same key in two maps is fine.
+  EXPECT_THROW(parse_yaml_text("base: {gpu: {memory: 80GB, memory: 40GB}}\n", "hw.yaml"), ParseError);
+  EXPECT_THROW(parse_yaml_text("runs:\n  - {name: a, tp: 2, tp: 4}\n", "runs.yaml"), ParseError);
+  EXPECT_NO_THROW(parse_yaml_text("runs:\n  - {name: a, tp: 2}\n  - {name: b, tp: 4}\n", "runs.yaml"));
+}
+
+TEST(YamlFields, TheCommandsRefuseARepeatedKeyInOneLine) {
+  const std::string model = write_temp("repeated-model.yaml",
+                                       "name: repeated\nlayers: 32\nhidden: 4096\nffn: 14336\nheads: 32\n"
+                                       "kv_heads: 8\nvocab: 128256\ncontext: 8192\nlayers: 16\n");
+  expect_refused("model show " + model, "'layers' is given twice");
+  const std::string hardware = write_temp("repeated-hardware.yaml", "base: h100-sxm\nname: x\nname: y\n");
+  expect_refused("hardware show " + hardware, "'name' is given twice");
+}
+
+}  // namespace
+}  // namespace pipeplan::testing
