@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/units.h"
 
 namespace pipeplan::commands {
 
@@ -123,6 +124,19 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.fp8 = options.runtime.fp8;
   check_overlap_flags(shape);
   return shape;
+}
+
+void check_memory_cap(std::int64_t cap_bytes, const std::string& given, const models::HardwareConfig& hardware) {
+  if (cap_bytes <= 0) throw InputError("--memory-cap must be > 0, e.g. 80GiB");
+  if (cap_bytes < (std::int64_t{1} << 20)) {
+    throw InputError(fmt::format("--memory-cap {} is {} bytes: give a unit, e.g. 80GiB", given, cap_bytes));
+  }
+  if (cap_bytes > hardware.gpu.memory_bytes) {
+    throw InputError(fmt::format("--memory-cap {} is more than the {} of a {} GPU; give at most that (the default is "
+                                 "its usable {})",
+                                 given, format_bytes(static_cast<double>(hardware.gpu.memory_bytes)), hardware.name,
+                                 format_bytes(static_cast<double>(hardware.gpu.usable_memory_bytes()))));
+  }
 }
 
 }  // namespace pipeplan::commands

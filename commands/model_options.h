@@ -4,9 +4,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
+#include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/training_shape.h"
 
@@ -49,6 +51,10 @@ void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, i
 // --overlap-param-gather without the distributed optimizer (--zero 1), or
 // --tp-comm-overlap without sequence parallelism.
 void check_overlap_flags(const models::TrainingShape& shape);
+
+// --memory-cap for a real GPU: refused above the GPU's memory (no cap can
+// hold there) or without a unit (a bare number is bytes).
+void check_memory_cap(std::int64_t cap_bytes, const std::string& given, const models::HardwareConfig& hardware);
 
 // The help text of --allow-long-context, shared with `plan`.
 inline constexpr const char* kAllowLongContextHelp =

@@ -68,6 +68,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   planner::PipelineSetup& setup = run.setup;
   setup.shape = training_shape(options.shape, run.model);
   setup.pp = source.ranks;
+  if (outputs.memory_cap) check_memory_cap(memory_cap_bytes(outputs), *outputs.memory_cap, run.hardware);
   setup.microbatches = source.microbatches;
   setup.schedule = source.name;
   setup.virtual_stages = source.name == "all" ? source.virtual_stages : virtual_stages_of(source.name, source.virtual_stages);
@@ -85,14 +86,15 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["model"] = run.model.name;
   output.json["hardware"] = run.hardware.name;
   output.json["cost_source"] = result.cost_source;
-  output.text = fmt::format("{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens, recompute {}\n",
+  output.json["precision"] = setup.shape.fp8 ? "fp8" : "bf16";
+  output.text = fmt::format("{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens, recompute {}{}\n",
                             run.model.name, result.gpus, run.hardware.name, setup.shape.tp,
                             setup.shape.cp > 1 ? fmt::format(" c={}", setup.shape.cp) : "", setup.pp, setup.shape.dp,
                             setup.shape.zero != models::ZeroStage::kNone
                                 ? fmt::format(" ZeRO-{}", static_cast<int>(setup.shape.zero))
                                 : "",
                             setup.shape.micro_batch_size, setup.shape.seq_len,
-                            models::recompute_name(setup.shape.recompute));
+                            models::recompute_name(setup.shape.recompute), setup.shape.fp8 ? ", fp8" : "");
   if (!run.overrides.empty()) {
     output.json["plan_overrides"] = run.overrides;
     output.json["plan_changes"] = run.changes;
@@ -185,10 +187,16 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   setup.pp = has("stages") ? source.ranks : plan.plan.pp;
   setup.microbatches = has("microbatches") ? source.microbatches : plan.plan.microbatches;
   setup.schedule = has("schedule") ? source.name : plan.plan.schedule;
-  setup.virtual_stages = has("virtual") || has("schedule") ? virtual_stages_of(setup.schedule, source.virtual_stages)
-                                                           : plan.plan.virtual_stages;
+  // A looped schedule in place of a looped one keeps the plan's chunks.
+  const bool keeps_chunks = !has("virtual") && plan.plan.virtual_stages > 1 &&
+                            sim::runs_any_virtual_stages(sim::find_schedule_family(setup.schedule));
+  setup.virtual_stages = (has("virtual") || has("schedule")) && !keeps_chunks
+                             ? virtual_stages_of(setup.schedule, source.virtual_stages)
+                             : plan.plan.virtual_stages;
   setup.microbatch_group_size = source.microbatch_group_size;
-  setup.memory_cap_bytes = memory_cap_bytes(outputs);
+  // The plan's cap holds for its own GPU; another GPU's default is its own.
+  setup.memory_cap_bytes = outputs.memory_cap ? memory_cap_bytes(outputs) : has("hardware") ? 0 : plan.memory_cap_bytes;
+  if (outputs.memory_cap) check_memory_cap(setup.memory_cap_bytes, *outputs.memory_cap, run.hardware);
   setup.explain = options.explain;
   if (!run.layers && !run.layout) {
     const int stages = plan.plan.pp * plan.plan.virtual_stages;
@@ -279,10 +287,11 @@ CommandOutput run_model_comparison(const ModelSimulateOptions& options, const Sc
   };
   const planner::PipelineSetup& setup = base.setup;
   const std::string heading = fmt::format(
-      "{} on {} x {}, t={}{} p={} d={}, micro-batch {} x {} tokens, {} micro-batches, recompute {}\n", base.model.name,
+      "{} on {} x {}, t={}{} p={} d={}, micro-batch {} x {} tokens, {} micro-batches, recompute {}{}\n", base.model.name,
       setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp, base.hardware.name, setup.shape.tp,
       setup.shape.cp > 1 ? fmt::format(" c={}", setup.shape.cp) : "", setup.pp, setup.shape.dp,
-      setup.shape.micro_batch_size, setup.shape.seq_len, setup.microbatches, models::recompute_name(setup.shape.recompute));
+      setup.shape.micro_batch_size, setup.shape.seq_len, setup.microbatches, models::recompute_name(setup.shape.recompute),
+      setup.shape.fp8 ? ", fp8" : "");
   CommandOutput output = compare_schedules(run_family, outputs, true, heading);
   output.json["model"] = base.model.name;
   output.json["hardware"] = base.hardware.name;

@@ -1,6 +1,7 @@
 #include "commands/plan_command.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <optional>
@@ -99,7 +100,11 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   if (options.seq < 0) throw InputError("--seq must be >= 1");
   request.seq_len = options.seq > 0 ? options.seq : std::min(request.model.context, kDefaultSeqCap);
   models::check_sequence_length(request.model, request.seq_len, options.allow_long_context);
-  if (options.memory_cap) request.memory_cap_bytes = static_cast<double>(parse_bytes(*options.memory_cap, "--memory-cap"));
+  if (options.memory_cap) {
+    const std::int64_t cap = parse_bytes(*options.memory_cap, "--memory-cap");
+    check_memory_cap(cap, *options.memory_cap, request.hardware);
+    request.memory_cap_bytes = static_cast<double>(cap);
+  }
   request.tp = options.tp;
   request.cp = options.cp;
   request.pp = options.pp;
@@ -159,9 +164,20 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
   if (!search.lowest_peak && search.rejected.count("out of memory") == 0) {
     std::string reasons;
     for (const auto& [reason, count] : search.rejected) reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", reason, count);
-    throw InputError(fmt::format("no candidate can run the fixed choices (rejected: {}); relax --pp, --virtual, "
-                                 "--schedule, --micro-batch-size or the split",
-                                 reasons));
+    // The choices the user fixed, which are what can be relaxed.
+    std::vector<std::string> fixed;
+    for (const auto& [name, given] :
+         {std::pair{"--tp", options.tp.has_value()}, std::pair{"--cp", options.cp.has_value()},
+          std::pair{"--pp", options.pp.has_value()}, std::pair{"--dp", options.dp.has_value()},
+          std::pair{"--zero", options.zero.has_value()}, std::pair{"--schedule", options.schedule.has_value()},
+          std::pair{"--virtual", options.virtual_stages.has_value()},
+          std::pair{"--micro-batch-size", options.micro_batch_size.has_value()},
+          std::pair{"--recompute", options.recompute.has_value()}, std::pair{"--layers", options.layers.has_value()},
+          std::pair{"--layout", options.layout.has_value()}}) {
+      if (given) fixed.push_back(name);
+    }
+    throw InputError(fmt::format("no candidate can run the fixed choices (rejected: {}); relax {}", reasons,
+                                 fixed.empty() ? std::string("the request") : fmt::format("{}", fmt::join(fixed, ", "))));
   }
   std::string closest = "no candidate could be costed";
   const planner::PlanCandidate* lowest = search.lowest_peak ? &*search.lowest_peak : nullptr;
@@ -189,7 +205,7 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
   if (report.search.ranked.empty()) report_infeasible(report.search, options);
   report.best_plan = report.search.ranked.front();
   planner::PlanFile file{options.model,  options.hardware, request.global_batch, request.seq_len, report.best_plan,
-                         "",             request.profile_file};
+                         "",             request.profile_file, static_cast<std::int64_t>(request.memory_cap_bytes)};
   report.best = planner::replay_plan(file, request.model, request.hardware, {},
                                      request.profile ? &*request.profile : nullptr,
                                      static_cast<std::int64_t>(request.memory_cap_bytes));

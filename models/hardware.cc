@@ -204,6 +204,16 @@ void check_required(const HardwareConfig& config, const YAML::Node& root, const 
   if (config.gpu.memory_bandwidth <= 0) {
     throw_at(file, at, "missing gpu.memory_bandwidth; give the HBM bandwidth, e.g. 'memory_bandwidth: 3.35TB/s'");
   }
+  // Every transfer and collective crosses one of the two links.
+  if (config.node_link.bandwidth <= 0) {
+    throw_at(file, root["node"] ? root["node"] : root,
+             "missing node.link_bandwidth; give each GPU's bandwidth to the others in its node, e.g. "
+             "'link_bandwidth: 450GB/s'");
+  }
+  if (config.network.bandwidth <= 0) {
+    throw_at(file, root["network"] ? root["network"] : root,
+             "missing network.bandwidth; give each GPU's bandwidth between nodes, e.g. 'bandwidth: 400Gb/s'");
+  }
   // NVLink SHARP reduces inside the switch, so an all-reduce's bus bandwidth
   // may pass the line rate, but not twice over.
   for (const auto& [section, link] : {std::pair{"node", &config.node_link}, std::pair{"network", &config.network}}) {

@@ -54,14 +54,20 @@ constexpr const char* kOutOfMemory = "out of memory";
 // state and syncs no faster (an all-reduce moves what a reduce-scatter and
 // an all-gather do, and the optimizer steps the whole model).
 std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const SearchGroup& group) {
+  // A fixed sharding fixes the axis: it needs replicas to shard over.
+  if (request.zero) {
+    const bool shards = *request.zero != models::ZeroStage::kNone;
+    if (shards && group.dp * group.cp <= 1) return {};
+    return {*request.zero};
+  }
   if (group.dp * group.cp <= 1) return {models::ZeroStage::kNone};
-  if (request.zero) return {*request.zero};
   // Measured passes lack ZeRO-2/3's per-micro-batch collectives.
   if (request.profile) return {models::ZeroStage::kOptimizer};
   return {models::ZeroStage::kOptimizer, models::ZeroStage::kGradients, models::ZeroStage::kWeights};
 }
 
 constexpr const char* kZeroDominated = "no sharding (ZeRO-1 is as fast and lighter)";
+constexpr const char* kZeroWithoutReplicas = "--zero without data or context parallel replicas (d x c = 1)";
 
 LayerContext layer_context(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
                            models::Recompute recompute) {
@@ -329,6 +335,10 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   // Every (sharding, recomputation) pair is a candidate per schedule; the
   // pairs that cannot run on p ranks are counted, not built.
   const std::vector<models::ZeroStage> zeros = zero_choices(request_, group);
+  if (zeros.empty()) {
+    tally.rejected[kZeroWithoutReplicas] += recomputes_.size() * stage_counts_.at(group.pp).usable.size();
+    return;
+  }
   std::vector<models::ZeroStage> runnable;
   for (models::ZeroStage zero : zeros) {
     if (zero_runs_with(zero, group.pp)) runnable.push_back(zero);

@@ -74,6 +74,7 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Key << "layout" << YAML::Value << YAML::DoubleQuoted
       << (file.layout.empty() ? format_layout(p.split) : file.layout);
   if (!file.profile.empty()) out << YAML::Key << "profile" << YAML::Value << file.profile;
+  if (file.memory_cap_bytes > 0) out << YAML::Key << "memory_cap_bytes" << YAML::Value << file.memory_cap_bytes;
   out << YAML::Key << "predicted" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "iteration_time_s" << YAML::Value << p.iteration_time_s;
   out << YAML::Key << "tokens_per_s" << YAML::Value << p.tokens_per_s;
@@ -87,6 +88,11 @@ namespace {
 
 PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) throw_at(path, root, "a plan file is a map (write one with pipeplan plan --out)");
+  check_keys(root, path, "the plan",
+             {"model", "hardware", "gpus", "global_batch", "seq", "tp", "cp", "pp", "dp", "micro_batch_size",
+              "microbatches", "schedule", "virtual", "recompute", "sequence_parallel", "zero", "overlap_grad_reduce",
+              "overlap_param_gather", "grad_reduce_in_bf16", "tp_comm_overlap", "fp8", "layout", "profile",
+              "memory_cap_bytes", "predicted"});
   PlanFile file;
   file.model = read_text(root, "model", path);
   file.hardware = read_text(root, "hardware", path);
@@ -118,8 +124,19 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   }
   file.layout = read_text(root, "layout", path);
   if (root["profile"]) file.profile = read_text(root, "profile", path);
+  if (const YAML::Node cap = root["memory_cap_bytes"]) {
+    try {
+      file.memory_cap_bytes = cap.as<std::int64_t>();
+    } catch (const YAML::Exception&) {
+      throw_at(path, cap, "'memory_cap_bytes' must be a whole number of bytes");
+    }
+    if (file.memory_cap_bytes <= 0) throw_at(path, cap, "'memory_cap_bytes' must be > 0 (or left out: the GPU's usable memory)");
+  }
   // The figures `plan` printed, to set beside a replay or a real run.
-  if (const YAML::Node predicted = root["predicted"]; predicted && predicted.IsMap() && predicted["iteration_time_s"]) {
+  if (const YAML::Node predicted = root["predicted"]) {
+    check_keys(predicted, path, "predicted", {"iteration_time_s", "tokens_per_s", "mfu", "peak_memory_bytes"});
+  }
+  if (const YAML::Node predicted = root["predicted"]; predicted && predicted["iteration_time_s"]) {
     try {
       p.iteration_time_s = predicted["iteration_time_s"].as<double>();
     } catch (const YAML::Exception&) {

@@ -2,6 +2,7 @@
 // simulate --plan` replays with identical figures.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "planner/plan_search.h"
@@ -16,6 +17,7 @@ struct PlanFile {
   PlanCandidate plan;    // the configuration (figures are informative)
   std::string layout;    // Megatron layout of the split, checked against the model when replayed
   std::string profile;   // the measured profile it was costed with, if any (a path)
+  std::int64_t memory_cap_bytes = 0;  // the cap it was searched under when given (0: the GPU's usable memory)
 };
 
 std::string write_plan_yaml(const PlanFile& plan);

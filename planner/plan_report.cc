@@ -125,10 +125,12 @@ std::string plan_report_text(const PlanReport& report) {
       format_bytes(report.search.memory_cap_bytes), report.search.candidates_evaluated,
       report.search.search_time_s, report.search.candidates_pruned, rejected_text(report.search));
   for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
-  text += fmt::format("best: t={}{} p={} d={}{}, micro-batch {} x {}, {} (v={}), recompute {}, split {}\n", plan.tp,
+  text += fmt::format("best: t={}{} p={} d={}{}, micro-batch {} x {}, {} (v={}), recompute {}{}, split {}\n", plan.tp,
                       plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp, plan.dp,
-                      plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "", plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
-                      models::recompute_name(plan.recompute), counts_text(report.best.split));
+                      plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "",
+                      plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
+                      models::recompute_name(plan.recompute), plan.runtime.fp8 ? ", fp8" : "",
+                      counts_text(report.best.split));
   text += model_simulation_to_text(report.best);
   text += "\nMegatron's even split with the same settings:\n";
   if (report.even) {

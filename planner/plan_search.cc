@@ -260,10 +260,6 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   result.ranked = pruner.ranked();
   result.pareto = pruner.front();
   if (!result.ranked.empty()) add_runtime_warnings(request.runtime, result.ranked.front(), result.warnings);
-  if (!result.ranked.empty() && request.zero && result.ranked.front().zero != *request.zero) {
-    result.warnings.push_back(fmt::format("--zero {} does not apply to the best plan (it needs d x c > 1)",
-                                          static_cast<int>(*request.zero)));
-  }
   // With nothing under the cap, the closest the memory partitioner came.
   const std::optional<PendingCandidate> leanest =
       result.ranked.empty() ? evaluator.closest_to_fitting(unfitted) : std::nullopt;

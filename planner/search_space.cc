@@ -101,7 +101,14 @@ void check_fixed_choices(const PlanRequest& request) {
   const long long fixed = static_cast<long long>(request.tp.value_or(1)) * request.cp.value_or(1) *
                           request.pp.value_or(1) * request.dp.value_or(1);
   if (request.gpus % fixed != 0) {
-    throw InputError(fmt::format("--tp x --cp x --pp x --dp = {} does not divide --gpus {}", fixed, request.gpus));
+    // Only the sizes given: each divides --gpus alone (checked above).
+    std::vector<std::string> given;
+    for (const auto& [name, size] : {std::pair{"--tp", request.tp}, std::pair{"--cp", request.cp},
+                                     std::pair{"--pp", request.pp}, std::pair{"--dp", request.dp}}) {
+      if (size) given.push_back(fmt::format("{} {}", name, *size));
+    }
+    throw InputError(fmt::format("{} = {} GPUs, which does not divide --gpus {}", fmt::join(given, " x "), fixed,
+                                 request.gpus));
   }
   if (request.tp && request.cp && request.pp && request.dp && fixed != request.gpus) {
     throw InputError(fmt::format("--tp x --cp x --pp x --dp = {} but --gpus is {}", fixed, request.gpus));
@@ -165,12 +172,6 @@ std::vector<int> cp_choices(const PlanRequest& request, int t, std::map<std::str
   return choices;
 }
 
-// Families that run any number of looped chunks per rank.
-bool is_looped(const sim::ScheduleFamily& family) {
-  const std::string_view name = family.name;
-  return name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
-}
-
 }  // namespace
 
 SearchSpace::SearchSpace(const PlanRequest& request) {
@@ -222,7 +223,7 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
   auto choices_for = [&](const sim::ScheduleFamily& family) {
     const std::string name(family.name);
     std::vector<ScheduleChoice> choices;
-    if (is_looped(family)) {
+    if (sim::runs_any_virtual_stages(family)) {
       if (request.virtual_stages) {
         choices.push_back({name, *request.virtual_stages});
       } else {

@@ -170,6 +170,49 @@ TEST(FirstHour, ShardingIsCostedOnlyWhereItsSyncIsKnown) {
   EXPECT_EQ(run(base + "--pp 2 --zero 1 --json").code, 0);
 }
 
+TEST(FirstHour, AFixedZeroStageIsTheBestPlansOrRefused) {
+  const std::string base = "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 ";
+  const json two = json::parse(run(base + "--zero 2 --json").out);
+  EXPECT_EQ(two["best"]["zero"], 2);
+  EXPECT_EQ(two["best"]["pp"], 1);  // ZeRO-2 is costed without pipelining
+  EXPECT_GT(two["best"]["dp"].get<int>() * two["best"]["cp"].get<int>(), 1);
+  // No layout left with replicas to shard over: refused, naming what to relax.
+  expect_refused(base + "--tp 8 --zero 1", "relax --tp, --zero");
+}
+
+TEST(FirstHour, MemoryCapsAreRealAndKeptInThePlan) {
+  const std::string base = "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 ";
+  expect_refused(base + "--memory-cap 200GiB", "more than the 80.00 GiB of a h100-sxm GPU");
+  expect_refused(base + "--memory-cap 80", "--memory-cap 80 is 80 bytes: give a unit");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --pp 4 --memory-cap 100GB", "more than the 80.00 GiB");
+  const std::string plan = temp_path("capped-plan.yaml");
+  ASSERT_EQ(run(base + "--memory-cap 30GiB --out " + plan).code, 0);
+  EXPECT_NE(slurp(plan).find("memory_cap_bytes: 32212254720"), std::string::npos) << slurp(plan);
+  const json replay = json::parse(run("simulate --plan " + plan + " --json").out);
+  EXPECT_EQ(replay["memory_limit_bytes"], 32212254720LL);
+  // Another GPU's default is its own usable memory.
+  const json other = json::parse(run("simulate --plan " + plan + " --hardware h200-sxm --json").out);
+  EXPECT_GT(other["memory_limit_bytes"].get<double>(), 100e9);
+}
+
+TEST(FirstHour, PlanFilesRefuseUnknownKeysAndKeepChunksAcrossLoopedSchedules) {
+  const std::string plan = temp_path("looped-plan.yaml");
+  ASSERT_EQ(run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --pp 4 "
+                "--schedule Interleaved1F1B --virtual 2 --precision fp8 --out " + plan)
+                .code,
+            0);
+  const std::string text = slurp(plan);
+  const std::string typo = write_temp("typo-plan.yaml", text + "tp_comm_overlp: true\n");
+  expect_refused("simulate --plan " + typo, "unknown key 'tp_comm_overlp' in the plan");
+  // LoopedBFS in place of Interleaved1F1B keeps the plan's 2 chunks per rank.
+  const CommandResult looped = run("simulate --plan " + plan + " --schedule LoopedBFS --json");
+  ASSERT_EQ(looped.code, 0) << looped.err;
+  const json replay = json::parse(looped.out);
+  EXPECT_EQ(replay["virtual"], 2);
+  EXPECT_EQ(replay["precision"], "fp8");
+  EXPECT_NE(run("simulate --plan " + plan).out.find(", fp8\n"), std::string::npos);
+}
+
 TEST(FirstHour, SequenceLengthAndGpuCountAreChecked) {
   expect_refused("simulate --model llama3-70b --hardware h100-sxm --pp 4 --seq 100000",
                  "exceeds llama3-70b's context of 8192 tokens");

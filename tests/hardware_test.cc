@@ -134,7 +134,9 @@ nodes: 16
 
 TEST(Hardware, ReservedFractionLeavesTheRest) {
   const HardwareConfig hw = parse_hardware_yaml(
-      "gpu: {peak_flops: {bf16: 1e12}, memory: 100GB, memory_bandwidth: 1TB/s, reserved: 5%}", "frac.yaml");
+      "gpu: {peak_flops: {bf16: 1e12}, memory: 100GB, memory_bandwidth: 1TB/s, reserved: 5%}\n"
+      "node: {link_bandwidth: 100GB/s}\nnetwork: {bandwidth: 10GB/s}\n",
+      "frac.yaml");
   EXPECT_EQ(hw.name, "frac");  // no name: the file's stem
   EXPECT_EQ(hw.gpu.usable_memory_bytes(), 95'000'000'000);
 }
@@ -167,7 +169,8 @@ network: {bandwidth: 200Gb/s}
 
 TEST(Hardware, BaseMayBeAFileNextToTheDerivedOne) {
   const std::string parent =
-      write_temp("hw_parent.yaml", "gpu: {peak_flops: {bf16: 100e12}, memory: 10GB, memory_bandwidth: 1TB/s}\n");
+      write_temp("hw_parent.yaml", "gpu: {peak_flops: {bf16: 100e12}, memory: 10GB, memory_bandwidth: 1TB/s}\n"
+                                   "node: {link_bandwidth: 100GB/s}\nnetwork: {bandwidth: 10GB/s}\n");
   const std::string parent_name = std::filesystem::path(parent).filename().string();
   const std::string child = write_temp("hw_child.yaml", "base: " + parent_name + "\nnodes: 3\n");
   const HardwareConfig hw = load_hardware(child);
@@ -219,6 +222,17 @@ TEST(Hardware, MissingPeakIsReportedAtTheGpuSection) {
       parse_error_of(write_temp("hw_peak.yaml", "name: x\ngpu:\n  memory: 80GB\n  memory_bandwidth: 3TB/s\n"));
   EXPECT_EQ(error.line(), 3);  // the gpu map's first entry
   EXPECT_NE(std::string(error.what()).find("gpu.peak_flops.bf16"), std::string::npos) << error.what();
+}
+
+TEST(Hardware, MissingLinkBandwidthsAreReported) {
+  // Without them every transfer would take forever (inf and NaN figures).
+  const std::string gpu = "name: x\ngpu:\n  memory: 80GB\n  memory_bandwidth: 3TB/s\n  peak_flops: {bf16: 989TFLOP/s}\n";
+  ParseError error = parse_error_of(write_temp("hw_no_node.yaml", gpu + "network: {bandwidth: 50GB/s}\n"));
+  EXPECT_NE(std::string(error.what()).find("missing node.link_bandwidth"), std::string::npos) << error.what();
+  error = parse_error_of(write_temp("hw_no_network.yaml", gpu + "node:\n  gpus: 8\n  link_bandwidth: 450GB/s\n"));
+  EXPECT_NE(std::string(error.what()).find("missing network.bandwidth"), std::string::npos) << error.what();
+  // A derived file need not repeat its base's.
+  EXPECT_NO_THROW(load_hardware(write_temp("hw_derived_links.yaml", "base: h100-sxm\nname: y\nnetwork: {latency: 9us}\n")));
 }
 
 TEST(Hardware, UnknownBaseIsReportedAtTheBaseLine) {

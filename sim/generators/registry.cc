@@ -48,6 +48,11 @@ const std::vector<ScheduleFamily>& schedule_families() {
   return kFamilies;
 }
 
+bool runs_any_virtual_stages(const ScheduleFamily& family) {
+  const std::string_view name = family.name;
+  return name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
+}
+
 std::string schedule_names() {
   std::string names;
   for (const ScheduleFamily& family : schedule_families()) {

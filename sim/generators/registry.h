@@ -32,6 +32,9 @@ struct ScheduleFamily {
 const std::vector<ScheduleFamily>& schedule_families();
 // Throws InputError listing the valid names.
 const ScheduleFamily& find_schedule_family(std::string_view name);
+// Whether the family runs any number v >= 2 of looped chunks per rank
+// (Interleaved1F1B, LoopedBFS, InterleavedZeroBubble).
+bool runs_any_virtual_stages(const ScheduleFamily& family);
 // "GPipe, 1F1B, ..." for help and error texts.
 std::string schedule_names();
 
