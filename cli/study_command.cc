@@ -41,6 +41,12 @@ void run_study_command(const StudyOptions& options) {
   std::cout << fmt::format("{}: {} points ({} without a result) in {:.2f} s; wrote {} in {}\n",
                            study.title.empty() ? options.file : study.title, outcomes.size(), failed, seconds,
                            fmt::join(files, ", "), out_dir);
+  // Nothing to compare: the base itself is wrong, not one point.
+  if (!outcomes.empty() && failed == outcomes.size()) {
+    throw InputError(fmt::format("no point of the study has a result; the first says: {} (results.csv in {} has each "
+                                 "point's error)",
+                                 outcomes.front().error, out_dir));
+  }
 }
 
 }  // namespace

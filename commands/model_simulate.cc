@@ -46,6 +46,24 @@ int virtual_stages_of(const std::string& schedule, int given) {
   return given > 0 ? given : sim::find_schedule_family(schedule).default_virtual_stages;
 }
 
+// The GPUs a layout takes, against the hardware file: tensor parallelism
+// within a node (its collectives are costed on the node's links), all of it
+// within the cluster when the file counts its nodes.
+void check_gpus_available(const planner::PipelineSetup& setup, const models::HardwareConfig& hardware) {
+  const models::TrainingShape& shape = setup.shape;
+  if (shape.tp > hardware.gpus_per_node) {
+    throw InputError(fmt::format("--tp {} exceeds the {} GPUs of a {} node: tensor parallelism stays within a node; "
+                                 "use --tp {} or less",
+                                 shape.tp, hardware.gpus_per_node, hardware.name, hardware.gpus_per_node));
+  }
+  const long long gpus = static_cast<long long>(shape.tp) * shape.cp * setup.pp * shape.dp;
+  const long long available = static_cast<long long>(hardware.nodes) * hardware.gpus_per_node;
+  if (hardware.nodes > 0 && gpus > available) {
+    throw InputError(fmt::format("t x c x p x d = {} GPUs exceeds {}'s {} GPUs ({} nodes of {})", gpus, hardware.name,
+                                 available, hardware.nodes, hardware.gpus_per_node));
+  }
+}
+
 planner::ModelSimulation simulate_run(ModelRun run, const sim::SimulationOptions& options) {
   models::check_sequence_length(run.model, run.setup.shape.seq_len, run.allow_long_context);
   std::optional<profiler::Profile> profile;
@@ -75,6 +93,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   setup.microbatch_group_size = source.microbatch_group_size;
   setup.memory_cap_bytes = memory_cap_bytes(outputs);
   setup.explain = options.explain;
+  check_gpus_available(setup, run.hardware);
   return run;
 }
 
@@ -138,6 +157,12 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                        const SimulateOutputs& outputs, const CLI::App& command) {
   const planner::PlanFile plan = planner::read_plan_yaml(*options.plan);
   auto has = [&](std::string_view name) { return given(command, name); };
+  // Measured passes belong to the machine that measured them.
+  if (!plan.profile.empty() && has("hardware") && !has("profile")) {
+    throw InputError(fmt::format("--hardware {}: the plan's pass times were measured ({}); give --profile with "
+                                 "that hardware's own profile too",
+                                 *options.hardware, plan.profile));
+  }
   ModelRun run{models::load_model(plan.model),
                models::load_hardware(has("hardware") ? *options.hardware : plan.hardware),
                {},
@@ -211,6 +236,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
     if (has(name)) run.overrides.push_back(given_text(command, name));
   }
   run.changes = scale_changes(plan, setup);
+  check_gpus_available(setup, run.hardware);
   return run;
 }
 

@@ -102,6 +102,10 @@ ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string&
   if (shape.recompute != models::Recompute::kNone) {
     throw InputError("a profile measures the passes without recomputation: use --recompute none with --profile");
   }
+  if (shape.fp8) {
+    throw InputError(fmt::format("the profile measured {} passes, not FP8 ones: use --precision bf16 with --profile",
+                                 profile.dtype.empty() ? "its own" : profile.dtype));
+  }
   ProfiledCosts result;
   std::map<std::string, Estimate> by_kind;
   for (const std::string kind : {"embedding", "transformer", "output"}) {

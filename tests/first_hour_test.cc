@@ -213,6 +213,36 @@ TEST(FirstHour, PlanFilesRefuseUnknownKeysAndKeepChunksAcrossLoopedSchedules) {
   EXPECT_NE(run("simulate --plan " + plan).out.find(", fp8\n"), std::string::npos);
 }
 
+TEST(FirstHour, SimulateUsesOnlyTheGpusAndMeasurementsItHas) {
+  // Two nodes of 8 hold no 32-GPU layout; tensor parallelism stays in a node.
+  const std::string cluster = write_temp("two-nodes.yaml", "base: h100-sxm\nname: two-nodes\nnodes: 2\n");
+  expect_refused("simulate --model llama3-8b --hardware " + cluster + " --tp 8 --pp 4 --seq 2048",
+                 "t x c x p x d = 32 GPUs exceeds two-nodes's 16 GPUs (2 nodes of 8)");
+  expect_refused("simulate --model gpt3-175b --hardware h100-sxm --tp 16 --pp 8 --seq 2048",
+                 "--tp 16 exceeds the 8 GPUs of a h100-sxm node");
+  // Measured passes are the profile's machine's and precision's.
+  const std::string profile = kConfigs + "/profiles/gpt2-small-cpu-epyc.yaml";
+  expect_refused("simulate --model gpt2-small --hardware cpu --pp 2 --seq 128 --profile " + profile +
+                     " --precision fp8",
+                 "not FP8 ones: use --precision bf16 with --profile");
+  const std::string plan = temp_path("profiled-plan.yaml");
+  ASSERT_EQ(run("plan --model gpt2-small --hardware cpu --gpus 2 --global-batch 4 --seq 128 --pp 2 --profile " +
+                profile + " --out " + plan)
+                .code,
+            0);
+  expect_refused("simulate --plan " + plan + " --hardware h100-sxm", "give --profile with that hardware's own profile");
+  EXPECT_EQ(run("simulate --plan " + plan + " --hardware cpu --profile " + profile).code, 0);
+}
+
+TEST(FirstHour, AStudyWithoutAnyResultIsRefused) {
+  const std::string study = write_temp("no-results.yaml", "base: {tf: 1ms, tb: 1ms, tp: 4}\n"
+                                                          "sweep: {grid: {microbatches: [8, 16]}}\n"
+                                                          "metrics: [bubble_rate]\n");
+  const CommandResult result = run("study " + study + " --out " + temp_path("no-results"));
+  EXPECT_EQ(result.code, 2) << result.out;
+  EXPECT_NE(result.err.find("no point of the study has a result; the first says:"), std::string::npos) << result.err;
+}
+
 TEST(FirstHour, SequenceLengthAndGpuCountAreChecked) {
   expect_refused("simulate --model llama3-70b --hardware h100-sxm --pp 4 --seq 100000",
                  "exceeds llama3-70b's context of 8192 tokens");
