@@ -4,6 +4,7 @@
 #include "models/layers.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -129,12 +130,20 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
                                                shape.cp));
   }
   require(shape.activation_bytes_per_element >= 1, "activation bytes per element must be >= 1");
-  require(model.heads % shape.tp == 0,
-          fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; pick a divisor of {}",
-                      shape.tp, model.heads, name, model.heads));
-  require(model.mla.enabled() || model.kv_heads % shape.tp == 0,
-          fmt::format("tensor-parallel size {} must divide the {} key/value heads of '{}'; pick a divisor of {}",
-                      shape.tp, model.kv_heads, name, model.kv_heads));
+  // The sizes that divide both head counts (MLA shares no key-value heads).
+  auto divides_heads = [&](int t) { return model.heads % t == 0 && (model.mla.enabled() || model.kv_heads % t == 0); };
+  if (!divides_heads(shape.tp)) {
+    std::vector<int> valid;
+    for (int t = 1; t <= model.heads; ++t) {
+      if (divides_heads(t)) valid.push_back(t);
+    }
+    throw InputError(model.mla.enabled()
+                         ? fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; use one of {}",
+                                       shape.tp, model.heads, name, fmt::join(valid, ", "))
+                         : fmt::format("tensor-parallel size {} must divide the {} attention heads and {} key/value "
+                                       "heads of '{}'; use one of {}",
+                                       shape.tp, model.heads, model.kv_heads, name, fmt::join(valid, ", ")));
+  }
 }
 
 RankShape rank_shape(const TrainingShape& shape) {

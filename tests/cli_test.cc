@@ -222,4 +222,16 @@ TEST(Cli, DeadlockIsRefusedWithTheGrid) {
   EXPECT_NE(result.err.find("rank 1"), std::string::npos) << result.err;
 }
 
+TEST(Cli, ParserErrorsSayWhatWasWrongAndTheFix) {
+  expect_refused("simulate --seq 1024 --seq 2048 --tf 1 --tb 1", "--seq is given 2 times: give it once");
+  expect_refused("simulate --plan", "--plan needs a value after it");
+  expect_refused("plan --model llama3-8b --hardware h100-sxm --global-batch 8 --gpus", "--gpus needs a whole number");
+  const CommandResult bare = run("");
+  EXPECT_EQ(bare.code, 2);
+  EXPECT_NE(bare.err.find("give a command, e.g. pipeplan simulate"), std::string::npos) << bare.err;
+  // A tensor-parallel size that splits no head evenly: the sizes that do.
+  expect_refused("simulate --model llama3-70b --hardware h100-sxm --tp 3 --pp 4",
+                 "must divide the 64 attention heads and 8 key/value heads of 'llama3-70b'; use one of 1, 2, 4, 8");
+}
+
 }  // namespace
