@@ -31,7 +31,9 @@ const std::vector<FreeParameter>& free_parameters() {
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.memory.max_fraction; }},
       {"gpu.efficiency.memory.half_size", 1e3, 1e9, "bytes at which half the ceiling is reached",
        [](models::HardwareConfig& hw) -> double& { return hw.gpu.memory.half_size; }},
-      {"runtime.pass_overhead", 0.0, 2e-3, "seconds per forward or backward pass outside its kernels",
+      {"runtime.layer_overhead", 0.0, 2e-3, "seconds per layer per forward or backward pass outside its kernels",
+       [](models::HardwareConfig& hw) -> double& { return hw.layer_overhead_s; }},
+      {"runtime.pass_overhead", 0.0, 2e-3, "seconds per forward or backward pass of a model chunk outside its kernels",
        [](models::HardwareConfig& hw) -> double& { return hw.pass_overhead_s; }},
       {"node.bus_bandwidth", 10e9, 2e12, "bytes/s NCCL's collectives reach inside a node (bus bandwidth)",
        [](models::HardwareConfig& hw) -> double& { return hw.node_link.bus_bandwidth; }},
@@ -41,7 +43,7 @@ const std::vector<FreeParameter>& free_parameters() {
 
 std::vector<FreeParameter> default_fit() {
   // The pair the shipped runs determine well (README, "Calibration").
-  return parse_fit("gpu.efficiency.matmul.max,runtime.pass_overhead");
+  return parse_fit("gpu.efficiency.matmul.max,runtime.layer_overhead");
 }
 
 std::vector<FreeParameter> parse_fit(std::string_view list) {

@@ -73,6 +73,7 @@ nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
           {"gpus_per_node", hw.gpus_per_node},
           {"node_link", link(hw.node_link)},
           {"network", link(hw.network)},
+          {"layer_overhead_s", hw.layer_overhead_s},
           {"pass_overhead_s", hw.pass_overhead_s},
           {"nodes", hw.nodes}};
 }
@@ -92,8 +93,9 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   text += fmt::format("  elementwise    {}\n", curve(gpu.memory, "HBM bandwidth", format_bytes(gpu.memory.half_size)));
   text += fmt::format("  node           {} GPUs, {}\n", hw.gpus_per_node, link(hw.node_link));
   text += fmt::format("  network        {}\n", link(hw.network));
-  text += fmt::format("  runtime        {} per forward or backward pass of a model chunk, outside its kernels\n",
-                      format_ms(hw.pass_overhead_s));
+  text += fmt::format("  runtime        {} per layer and {} per model chunk, each forward or backward pass, outside "
+                      "the kernels\n",
+                      format_ms(hw.layer_overhead_s), format_ms(hw.pass_overhead_s));
   text += hw.nodes > 0 ? fmt::format("  cluster        {} nodes, {} GPUs\n", hw.nodes, hw.nodes * hw.gpus_per_node)
                        : "  cluster        as many nodes as a plan asks for\n";
   return text;

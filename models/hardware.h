@@ -75,10 +75,14 @@ struct HardwareConfig {
   LinkSpec node_link;  // between two GPUs of one node (NVLink), per GPU
   LinkSpec network;    // between nodes, per GPU (one NIC each)
   int nodes = 0;       // 0: as many as asked for
-  // What a pipeline stage spends per forward or backward pass outside its
-  // kernels: the framework's launch from the host, the stage-to-stage
-  // transfers' setup, the waits between its streams. Paid once per
-  // micro-batch per model chunk, so deep interleaving pays it more often.
+  // What the framework spends outside the kernels, per micro-batch:
+  // layer_overhead per transformer layer per forward and backward pass (the
+  // host launching that layer's kernels and the waits between its streams;
+  // a full recompute runs the forward's again), pass_overhead once more per
+  // pass of a model chunk (its schedule step and transfers' setup). NVIDIA's
+  // GPT-3 175B FP8 runs at VP 6 and VP 12 (two layers per chunk, one) take
+  // the same time, so the cost follows the layers, not the chunks.
+  double layer_overhead_s = 0;
   double pass_overhead_s = 0;
 };
 

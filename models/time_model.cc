@@ -198,6 +198,12 @@ double pass_time_s(const PassWork& pass, const HardwareConfig& hardware, const T
   return pass_terms(pass, hardware, shape).total_s();
 }
 
+LayerOverheads layer_overheads(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape) {
+  if (layer.kind != LayerKind::kTransformer) return {};
+  const double forwards_in_backward = shape.recompute == Recompute::kFull ? 2 : 1;
+  return {hardware.layer_overhead_s, hardware.layer_overhead_s * forwards_in_backward};
+}
+
 LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape) {
   return {pass_time_s(layer.forward, hardware, shape), pass_time_s(layer.backward_input, hardware, shape),
           pass_time_s(layer.backward_weight, hardware, shape)};

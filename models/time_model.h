@@ -32,6 +32,16 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
 LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape);
 double pass_time_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape);
 
+// Seconds outside the kernels a layer adds to one micro-batch's forward and
+// input-gradient passes (the hardware's runtime.layer_overhead, per
+// transformer layer; the backward pays it twice under full recomputation,
+// which runs the forward's kernels again). Chunks' pass_overhead apart.
+struct LayerOverheads {
+  double forward_s = 0;
+  double backward_s = 0;
+};
+LayerOverheads layer_overheads(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape);
+
 // What `hidden_s` seconds of a collective beside compute cost that compute:
 // its kernels hold gpu.collective_sms of the SMs for as long.
 double contention_s(double hidden_s, const GpuSpec& gpu);

@@ -135,7 +135,7 @@ std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, in
 std::optional<StageSplit> time_split(const LayerContext& layers, int stages) {
   const LayerTable& table = layers.table;
   return min_max_split(
-      table.size(), stages, [&](int, int i, int j) { return table.time_s(i, j); }, [](int, int, int) { return true; });
+      table.size(), stages, [&](int, int i, int j) { return table.stage_time_s(i, j); }, [](int, int, int) { return true; });
 }
 
 // The largest stage memory (weights, state, buffers and the activations at
@@ -187,7 +187,7 @@ std::optional<StageSplit> partition(const LayerContext& layers, const ScheduleCo
   const LayerTable& table = layers.table;
   const int n = table.size();
   const int stages = context.schedule.stages;
-  auto time = [&](int i, int j) { return table.time_s(i, j); };
+  auto time = [&](int i, int j) { return table.stage_time_s(i, j); };
   const int blocks = layers.blocks;
   if (request.layer_counts) return split_from_counts(*request.layer_counts, blocks);
   if (request.layout) return split_from_layout(*request.layout, blocks, stages);
@@ -235,12 +235,12 @@ StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& c
   const LayerTable& table = layers.table;
   const int n = table.size();
   const double scale = context.schedule.microbatch_scale;
-  const double stages = context.schedule.stages;
-  const double overhead = stages * table.pass_overhead_s();
-  // As the stage costs: forwards and input gradients each pay a pass overhead.
+  // As the stage costs: forwards and input gradients each pay a pass
+  // overhead per stage and their layers' overheads, whatever the split.
+  const double more_passes = (context.schedule.stages - 1) * table.pass_overhead_s();
   StepBounds bounds;
-  bounds.iteration_time_s = context.span.any_split_bound_s(scale * table.forward_s(0, n) + overhead,
-                                                           scale * table.backward_input_s(0, n) + overhead,
+  bounds.iteration_time_s = context.span.any_split_bound_s(scale * table.forward_s(0, n) + table.forward_overhead_s(0, n) + more_passes,
+                                                           scale * table.backward_input_s(0, n) + table.backward_overhead_s(0, n) + more_passes,
                                                            scale * table.backward_weight_s(0, n)) *
                             (1 - 1e-9);
   bounds.peak_bytes = static_cast<std::int64_t>(rank_memory_floor(layers, context) * (1 - 1e-6));

@@ -46,6 +46,11 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const models::Hardware
                        const models::TrainingShape& shape)
     : LayerTable(layers, modelled_times(layers, checked_precision(hardware, shape), shape)) {
   pass_overhead_s_ = hardware.pass_overhead_s;
+  for (std::size_t index = 0; index < layers.layers.size(); ++index) {
+    const models::LayerOverheads overheads = models::layer_overheads(layers.layers[index], hardware, shape);
+    forward_overhead_[index + 1] = forward_overhead_[index] + overheads.forward_s;
+    backward_overhead_[index + 1] = backward_overhead_[index] + overheads.backward_s;
+  }
 }
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& layer_times) {
@@ -54,6 +59,8 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<mode
     prefix->reserve(layers.layers.size() + 1);
     prefix->push_back(0.0);
   }
+  forward_overhead_.assign(layers.layers.size() + 1, 0.0);
+  backward_overhead_.assign(layers.layers.size() + 1, 0.0);
   std::vector<double> working;
   for (std::size_t index = 0; index < layers.layers.size(); ++index) {
     const models::LayerCost& layer = layers.layers[index];

@@ -29,9 +29,19 @@ class LayerTable {
   double backward_input_s(int i, int j) const { return range(backward_input_, i, j); }
   double backward_weight_s(int i, int j) const { return range(backward_weight_, i, j); }
   double time_s(int i, int j) const { return forward_s(i, j) + backward_input_s(i, j) + backward_weight_s(i, j); }
-  // Paid by every stage's forward and backward pass on top of its layers
-  // (the hardware's runtime.pass_overhead).
+  // Outside the kernels, per micro-batch: what a stage of layers [i, j)
+  // adds to its forward and to its input-gradient pass (the hardware's
+  // runtime.pass_overhead once, runtime.layer_overhead per transformer
+  // layer; none with a profile's measured times). A weight-gradient pass
+  // of its own is queued kernels with nothing to set up: it pays none.
+  double forward_overhead_s(int i, int j) const { return pass_overhead_s_ + range(forward_overhead_, i, j); }
+  double backward_overhead_s(int i, int j) const { return pass_overhead_s_ + range(backward_overhead_, i, j); }
   double pass_overhead_s() const { return pass_overhead_s_; }
+  // One micro-batch through a stage of layers [i, j): its kernels and what
+  // its passes spend outside them (what the time partitioners balance).
+  double stage_time_s(int i, int j) const {
+    return time_s(i, j) + forward_overhead_s(i, j) + backward_overhead_s(i, j);
+  }
   double params(int i, int j) const { return range(params_, i, j); }
   double fp8_weight_copy_bytes(int i, int j) const { return range(fp8_copies_, i, j); }
   double activation_bytes(int i, int j) const { return range(activation_, i, j); }
@@ -50,6 +60,7 @@ class LayerTable {
   std::vector<std::string> names_;
   double pass_overhead_s_ = 0;
   std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
+  std::vector<double> forward_overhead_, backward_overhead_;         // prefix sums
   std::vector<double> params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
   std::vector<double> output_;                                       // per layer
   std::vector<std::vector<double>> working_max_;                     // sparse table: [level][start]

@@ -36,7 +36,7 @@ constexpr TermColumn kTermColumns[] = {
     {"tp_comm_exposed_s", "TP comm", &StepTerms::tp_comm_s},
     {"cp_comm_exposed_s", "CP comm", &StepTerms::cp_comm_s},
     {"zero_comm_exposed_s", "ZeRO comm", &StepTerms::shard_comm_s},
-    {"pass_overhead_s", "overhead", &StepTerms::pass_overhead_s},
+    {"overhead_s", "overhead", &StepTerms::overhead_s},
     {"p2p_exposed_s", "P2P exposed", &StepTerms::p2p_exposed_s},
     {"bubble_s", "bubble", &StepTerms::bubble_s},
     {"dp_sync_exposed_s", "DP sync", &StepTerms::dp_sync_s},

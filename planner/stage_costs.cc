@@ -18,10 +18,8 @@ std::int64_t to_bytes(double bytes) { return static_cast<std::int64_t>(std::llro
 // costs that many, in time and in bytes.
 sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
   sim::StageCost cost;
-  // A weight-gradient pass on its own (split schedules) is queued kernels
-  // with nothing to set up: it pays no pass overhead.
-  cost.forward_s = table.forward_s(i, j) * scale + table.pass_overhead_s();
-  cost.backward_input_s = table.backward_input_s(i, j) * scale + table.pass_overhead_s();
+  cost.forward_s = table.forward_s(i, j) * scale + table.forward_overhead_s(i, j);
+  cost.backward_input_s = table.backward_input_s(i, j) * scale + table.backward_overhead_s(i, j);
   cost.backward_weight_s = table.backward_weight_s(i, j) * scale;
   cost.activation_bytes = to_bytes(table.activation_bytes(i, j) * scale);
   cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j) * scale);

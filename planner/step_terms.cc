@@ -34,14 +34,29 @@ models::PassTerms rank_work(const models::ModelLayers& layers, const models::Har
   return sum;
 }
 
-// The forward and backward passes the rank runs (a weight-gradient pass of
-// its own pays no pass overhead: planner/stage_costs.cc).
-double overhead_passes(const sim::Schedule& schedule, int rank) {
-  double passes = 0;
-  for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
-    if (action.kind == sim::OpKind::kForward || sim::produces_input_grad(action.kind)) ++passes;
+// What the rank's forward and input-gradient passes spend outside their
+// kernels, as the stage costs charge it (planner/stage_costs.cc).
+double overhead_s(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                  const models::TrainingShape& shape, const StageSplit& split, const sim::Schedule& schedule,
+                  int rank) {
+  std::vector<models::LayerOverheads> stages(static_cast<std::size_t>(split.stages()));
+  for (int stage = 0; stage < split.stages(); ++stage) {
+    models::LayerOverheads& sum = stages[static_cast<std::size_t>(stage)];
+    sum = {hardware.pass_overhead_s, hardware.pass_overhead_s};
+    for (int layer = split.first_layer(stage); layer < split.end_layer(stage); ++layer) {
+      const models::LayerOverheads own =
+          models::layer_overheads(layers.layers[static_cast<std::size_t>(layer)], hardware, shape);
+      sum.forward_s += own.forward_s;
+      sum.backward_s += own.backward_s;
+    }
   }
-  return passes;
+  double seconds = 0;
+  for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
+    const models::LayerOverheads& stage = stages[static_cast<std::size_t>(action.stage)];
+    if (action.kind == sim::OpKind::kForward) seconds += stage.forward_s;
+    if (sim::produces_input_grad(action.kind)) seconds += stage.backward_s;
+  }
+  return seconds;
 }
 
 }  // namespace
@@ -58,9 +73,9 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
     // replay's order.
     StepTerms terms;
     terms.rank = rank.rank;
-    terms.pass_overhead_s = std::min(rank.busy_s, overhead_passes(schedule, rank.rank) * hardware.pass_overhead_s);
+    terms.overhead_s = std::min(rank.busy_s, overhead_s(layers, hardware, shape, split, schedule, rank.rank));
     const double total = work.total_s();
-    const double scale = total > 0 ? (rank.busy_s - terms.pass_overhead_s) / total : 0;
+    const double scale = total > 0 ? (rank.busy_s - terms.overhead_s) / total : 0;
     terms.gemm_s = work.gemm_s * scale;
     terms.attention_s = work.attention_s * scale;
     terms.elementwise_s = work.elementwise_s * scale;

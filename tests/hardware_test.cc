@@ -264,7 +264,7 @@ gpu:
   gemm_tiles: [{rows: 64, columns: 64, share: 0.5}]
   efficiency: {matmul: {kernel_overhead: 7us}}
 node: {bus_bandwidth: 300GB/s}
-runtime: {pass_overhead: 0.5ms}
+runtime: {pass_overhead: 0.5ms, layer_overhead: 0.25ms}
 )", "tiles.yaml");
   EXPECT_EQ(hw.gpu.sms, 100);
   ASSERT_EQ(hw.gpu.gemm_tiles.size(), 1u);
@@ -273,6 +273,7 @@ runtime: {pass_overhead: 0.5ms}
   EXPECT_DOUBLE_EQ(hw.gpu.matmul.kernel_overhead_s, 7e-6);
   EXPECT_DOUBLE_EQ(hw.node_link.bus_bandwidth, 300e9);
   EXPECT_DOUBLE_EQ(hw.pass_overhead_s, 5e-4);
+  EXPECT_DOUBLE_EQ(hw.layer_overhead_s, 2.5e-4);
   EXPECT_EQ(hw.gpu.matmul.max_fraction, load_hardware("h100-sxm").gpu.matmul.max_fraction);
 }
 

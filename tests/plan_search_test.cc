@@ -34,21 +34,31 @@ PlanRequest llama70b_four_stages() {
 }
 
 TEST(PlanSearch, MemoryAwareSplitLowersThePeakAndUnloadsTheFirstStage) {
-  const PlanRequest request = llama70b_four_stages();
+  // Megatron's even split peaks on stage 0 (the embedding and the most
+  // in-flight micro-batches); under a cap below that peak the split moves
+  // layers off stage 0 and fits, as fast as the cap allows.
+  PlanRequest request = llama70b_four_stages();
+  PlanCandidate even;
+  {
+    const PlanSearchResult open = search_plans(request, 1);
+    ASSERT_FALSE(open.ranked.empty());
+    even = open.ranked.front();
+    even.split = even_split(80, 4);
+  }
+  const ModelSimulation megatron = replay_plan({"", "", 32, 8192, even, "", ""}, request.model, request.hardware);
+  request.memory_cap_bytes = static_cast<double>(megatron.peak_memory_bytes()) * 0.95;
   const PlanSearchResult result = search_plans(request, 3);
   ASSERT_FALSE(result.ranked.empty());
   const PlanCandidate& best = result.ranked.front();
-  PlanCandidate even = best;
-  even.split = even_split(80, 4);
   const ModelSimulation planned = replay_plan({"", "", 32, 8192, best, "", ""}, request.model, request.hardware);
-  const ModelSimulation megatron = replay_plan({"", "", 32, 8192, even, "", ""}, request.model, request.hardware);
-  EXPECT_LT(planned.peak_memory_bytes(), megatron.peak_memory_bytes());
+  EXPECT_LE(static_cast<double>(planned.peak_memory_bytes()), request.memory_cap_bytes);
   const std::vector<int> counts = best.split.transformer_layer_counts();
-  // Stage 0 holds the embedding and the most in-flight micro-batches (4).
   EXPECT_LT(counts.front(), 20);
   EXPECT_EQ(*std::min_element(counts.begin(), counts.end()), counts.front());
-  // Within the balance slack (0.5%) of the fastest split's throughput.
-  EXPECT_GT(planned.tokens_per_s, megatron.tokens_per_s * 0.995);
+  // Slower than the even split, which does not fit, by no more than the
+  // layers moved cost: a few percent.
+  EXPECT_LT(planned.tokens_per_s, megatron.tokens_per_s);
+  EXPECT_GT(planned.tokens_per_s, megatron.tokens_per_s * 0.95);
 }
 
 TEST(PlanSearch, SearchFiguresAreTheSimulatorsFigures) {

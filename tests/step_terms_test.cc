@@ -46,18 +46,38 @@ TEST(StepTerms, EveryRankAddsUpToTheIteration) {
     const sim::RankReport& rank = result.report.ranks_detail[static_cast<std::size_t>(terms.rank)];
     EXPECT_NEAR(terms.total_s(), result.iteration_time_s, 1e-12 * result.iteration_time_s);
     EXPECT_NEAR(terms.gemm_s + terms.attention_s + terms.elementwise_s + terms.tp_comm_s + terms.cp_comm_s +
-                    terms.shard_comm_s + terms.pass_overhead_s,
+                    terms.shard_comm_s + terms.overhead_s,
                 rank.busy_s, 1e-12 * rank.busy_s);
-    // 64 micro-batches through 12 chunks, a forward and a backward each.
-    EXPECT_NEAR(terms.pass_overhead_s, 64 * 12 * 2 * models::load_hardware("h100-sxm").pass_overhead_s, 1e-12);
+    // 64 micro-batches through 12 chunks of one layer, a forward and a
+    // backward each.
+    const models::HardwareConfig h100 = models::load_hardware("h100-sxm");
+    EXPECT_NEAR(terms.overhead_s, 64 * 12 * 2 * (h100.layer_overhead_s + h100.pass_overhead_s), 1e-12);
     EXPECT_NEAR(terms.p2p_exposed_s + terms.bubble_s, result.pipeline_s - rank.busy_s, 1e-9);
     EXPECT_EQ(terms.dp_sync_s, result.gradient_sync_s);
     EXPECT_EQ(terms.optimizer_s, result.optimizer_step_s);
-    for (double term : {terms.gemm_s, terms.attention_s, terms.elementwise_s, terms.tp_comm_s, terms.pass_overhead_s,
+    for (double term : {terms.gemm_s, terms.attention_s, terms.elementwise_s, terms.tp_comm_s, terms.overhead_s,
                         terms.p2p_exposed_s, terms.bubble_s, terms.dp_sync_s, terms.optimizer_s}) {
       EXPECT_GT(term, 0);
     }
   }
+}
+
+TEST(StepTerms, TheCostOutsideKernelsFollowsTheLayers) {
+  // 12 layers per rank at VP 12 or VP 6: the same 64 x 12 forwards and
+  // backwards of a layer, so the same overhead when only layers pay it;
+  // full recomputation launches each forward again in the backward.
+  const models::HardwareConfig h100 = models::load_hardware("h100-sxm");
+  ASSERT_EQ(h100.pass_overhead_s, 0);
+  const double per_layer = h100.layer_overhead_s;
+  const ModelSimulation twelve = explained("gpt3-175b", "dgx-h100-cluster", gpt3_shape(), 8, 64, "Interleaved1F1B", 12);
+  const ModelSimulation six = explained("gpt3-175b", "dgx-h100-cluster", gpt3_shape(), 8, 64, "Interleaved1F1B", 6);
+  models::TrainingShape full = gpt3_shape();
+  full.recompute = models::Recompute::kFull;
+  const ModelSimulation recomputed = explained("gpt3-175b", "dgx-h100-cluster", full, 8, 64, "1F1B", 1);
+  for (const ModelSimulation* result : {&twelve, &six}) {
+    for (const StepTerms& terms : result->terms) EXPECT_NEAR(terms.overhead_s, 64 * 12 * 2 * per_layer, 1e-12);
+  }
+  for (const StepTerms& terms : recomputed.terms) EXPECT_NEAR(terms.overhead_s, 64 * 12 * 3 * per_layer, 1e-12);
 }
 
 TEST(StepTerms, OverlappedGradientSyncHidesBehindTheBackward) {
