@@ -167,6 +167,7 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.sequence_parallel = run.sequence_parallel;
   shape.recompute = run.recompute;
   shape.zero = run.distributed_optimizer ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
+  shape.pipelined = run.pp > 1;
   shape.overlap_grad_reduce = run.overlap_grad_reduce;
   shape.overlap_param_gather = run.overlap_param_gather;
   shape.grad_reduce_in_bf16 = run.grad_reduce_in_bf16;

@@ -92,7 +92,7 @@ void print_table(const models::ModelLayers& layers, const std::optional<models::
 
 void run_show(const ShowOptions& options) {
   const models::ModelConfig model = models::load_model(options.model);
-  const models::TrainingShape shape = training_shape(options.shape, model);
+  const models::TrainingShape shape = training_shape(options.shape, model, 1);
   const models::ModelLayers layers = models::expand_layers(model, shape);
   std::optional<models::HardwareConfig> hardware;
   if (options.hardware) hardware = models::load_hardware(*options.hardware);

@@ -32,7 +32,8 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
   command.add_option("--zero", options.zero,
                      "Sharding over the d x c ranks holding the same weights: 0 none, 1 optimizer states (Megatron's "
                      "distributed optimizer), 2 + gradients (reduce-scattered every micro-batch), 3 + weights (FSDP: "
-                     "gathered for every layer's forward and backward)")
+                     "gathered for every layer's forward and backward); on p > 1 both hold the weights and gradients "
+                     "whole through the step and sync once per step, as PyTorch's pipelining runs FSDP")
       ->capture_default_str();
   add_runtime_flags(command, options.runtime);
 }
@@ -74,15 +75,17 @@ void check_overlap_flags(const models::TrainingShape& shape) {
     throw InputError("--tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters: give "
                      "--sequence-parallel and --tp above 1 with it");
   }
-  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.zero >= models::ZeroStage::kGradients) {
-    throw InputError("--overlap-grad-reduce / --overlap-param-gather are Megatron's distributed optimizer's (ZeRO-1): "
-                     "ZeRO-2/3 reduce and gather each micro-batch's beside its passes already; drop them or use --zero 1");
+  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.zero >= models::ZeroStage::kGradients &&
+      !shape.pipelined) {
+    throw InputError("--overlap-grad-reduce / --overlap-param-gather overlap a once-per-step sync: ZeRO-2/3 on one "
+                     "pipeline rank reduce and gather each micro-batch's beside its passes already; drop them, or use "
+                     "--zero 1 (or more pipeline ranks, where ZeRO-2/3 sync once per step)");
   }
   if (shape.overlap_param_gather && !shape.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
   }
-  if (shape.overlap_param_gather && shape.zero != models::ZeroStage::kOptimizer) {
-    throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight all-gather: give --zero 1 "
+  if (shape.overlap_param_gather && !shape.shards_once_per_step()) {
+    throw InputError("--overlap-param-gather overlaps the sharded optimizer's weight all-gather: give --zero 1 "
                      "with it");
   }
 }
@@ -98,7 +101,7 @@ void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, i
   }
 }
 
-models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model) {
+models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model, int pipeline_ranks) {
   for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
                              std::pair{options.cp, "--cp"}, std::pair{options.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
@@ -117,6 +120,7 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.recompute = models::parse_recompute(options.recompute);
   shape.flash_attention = !options.no_flash_attention;
   shape.zero = static_cast<models::ZeroStage>(options.zero);
+  shape.pipelined = pipeline_ranks > 1;
   shape.overlap_grad_reduce = options.runtime.overlap_grad_reduce;
   shape.overlap_param_gather = options.runtime.overlap_param_gather;
   shape.grad_reduce_in_bf16 = options.runtime.grad_reduce_in_bf16;

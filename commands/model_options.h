@@ -42,7 +42,8 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags);
 
 // Checks every value (and the sequence against the model's context).
-models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model);
+// `pipeline_ranks`: p, which decides how ZeRO-2/3 sync (TrainingShape::pipelined).
+models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model, int pipeline_ranks);
 
 // Refuses --sequence-parallel with t = 1 and --zero with d = c = 1 (neither
 // would change anything).

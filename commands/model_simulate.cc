@@ -84,7 +84,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   ModelRun run{models::load_model(*options.model), models::load_hardware(*options.hardware), {}, options.layers,
                options.layout, options.profile.value_or(""), options.shape.allow_long_context, {}, {}};
   planner::PipelineSetup& setup = run.setup;
-  setup.shape = training_shape(options.shape, run.model);
+  setup.shape = training_shape(options.shape, run.model, source.ranks);
   setup.pp = source.ranks;
   if (outputs.memory_cap) check_memory_cap(memory_cap_bytes(outputs), *outputs.memory_cap, run.hardware);
   setup.microbatches = source.microbatches;

@@ -38,6 +38,12 @@ struct TrainingShape {
   // the output layer stay in BF16.
   bool fp8 = false;
   ZeroStage zero = ZeroStage::kNone;
+  // More than one pipeline rank. ZeRO-2/3 then run as PyTorch's pipelining
+  // runs FSDP (torchtitan): each stage's weights unsharded at its first
+  // forward and held through the step, gradients accumulated whole and
+  // reduce-scattered after its last backward, once per step; without
+  // pipelining, per micro-batch (DeepSpeed's and FSDP's default).
+  bool pipelined = false;
   // Megatron's --overlap-grad-reduce: each model chunk's gradients are
   // reduced over the data-parallel group as soon as its last backward ends,
   // behind the backward passes still to run. --overlap-param-gather (with the
@@ -59,6 +65,12 @@ struct TrainingShape {
   // and, within each, the context-parallel ranks (Megatron reduces gradients
   // and shards the distributed optimizer over this d x c group).
   int weight_replicas() const { return dp * cp; }
+  // Gradients reduced and weights gathered once per step, after the
+  // pipeline or behind it (the distributed optimizer; ZeRO-2/3 pipelined),
+  // rather than beside each micro-batch's passes.
+  bool shards_once_per_step() const {
+    return zero == ZeroStage::kOptimizer || (pipelined && zero >= ZeroStage::kGradients);
+  }
   // Sets each flag that applies to this shape (the overlaps need d > 1, the
   // weight gather the distributed optimizer, the TP overlap sequence
   // parallelism) and leaves the rest off; runtime() reads them back.

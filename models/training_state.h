@@ -21,4 +21,10 @@ struct StateBytes {
 // (--grad-reduce-in-bf16).
 StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes = 4);
 
+// The shape's own: as above over its d x c replicas, except ZeRO-2/3
+// pipelined (TrainingShape::pipelined), which hold the bf16 weights and the
+// accumulated gradients whole through the step and shard the optimizer and
+// the reduced gradients: 2 + g + (g + 12)/d.
+StateBytes state_bytes(const TrainingShape& shape);
+
 }  // namespace pipeplan::models

@@ -61,12 +61,16 @@ std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const Se
     return {*request.zero};
   }
   if (group.dp * group.cp <= 1) return {models::ZeroStage::kNone};
-  // Measured passes lack ZeRO-2/3's per-micro-batch collectives.
-  if (request.profile) return {models::ZeroStage::kOptimizer};
+  // Measured passes lack ZeRO-2/3's per-micro-batch collectives; pipelined,
+  // ZeRO-2/3 sync as ZeRO-1 does and hold more (kZeroPipelinedDominated).
+  if (request.profile || group.pp > 1) return {models::ZeroStage::kOptimizer};
   return {models::ZeroStage::kOptimizer, models::ZeroStage::kGradients, models::ZeroStage::kWeights};
 }
 
 constexpr const char* kZeroDominated = "no sharding (ZeRO-1 is as fast and lighter)";
+constexpr const char* kZeroPipelinedDominated =
+    "ZeRO-2/3 on p > 1 (synced once per step: ZeRO-1's time, the reduced gradients' shard more memory)";
+constexpr const char* kZeroWithoutSchedule = "ZeRO-2/3 on p > 1 with a schedule PyTorch's pipelining lacks";
 constexpr const char* kZeroWithoutReplicas = "--zero without data or context parallel replicas (d x c = 1)";
 
 LayerContext layer_context(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
@@ -81,13 +85,14 @@ LayerContext layer_context(const PlanRequest& request, const SearchGroup& group,
   shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
   shape.recompute = recompute;
   shape.zero = zero;
+  shape.pipelined = group.pp > 1;
   shape.apply(request.runtime);
   models::ModelLayers layers = models::expand_layers(request.model, shape);
   std::optional<ProfiledCosts> profiled;
   if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
   LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
   const double flops = models::model_flops_per_microbatch(layers, shape);
-  const double state = models::state_bytes_per_param(shape.zero, shape.weight_replicas(), shape.gradient_bytes()).total();
+  const double state = models::state_bytes(shape).total();
   return {shape, layers.transformer_layers(), std::move(table), flops, state};
 }
 
@@ -339,12 +344,7 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
     tally.rejected[kZeroWithoutReplicas] += recomputes_.size() * stage_counts_.at(group.pp).usable.size();
     return;
   }
-  std::vector<models::ZeroStage> runnable;
-  for (models::ZeroStage zero : zeros) {
-    if (zero_runs_with(zero, group.pp)) runnable.push_back(zero);
-  }
-  const std::size_t refused_zero = (zeros.size() - runnable.size()) * recomputes_.size();
-  layers_[index] = layer_contexts(request_, group, runnable, recomputes_);
+  layers_[index] = layer_contexts(request_, group, zeros, recomputes_);
   const std::vector<LayerContext>& contexts = layers_[index];
   const StageCountChoices& choices = stage_counts_.at(group.pp);
   for (const auto& [reason, count] : choices.rejected) tally.rejected[reason] += count * zeros.size() * recomputes_.size();
@@ -359,6 +359,10 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
     ++usable;
     for (std::size_t l = 0; l < contexts.size(); ++l) {
       const LayerContext& layers = contexts[l];
+      if (!zero_runs_with(layers.shape.zero, group.pp, schedules_[choice].name)) {
+        ++tally.rejected[kZeroWithoutSchedule];
+        continue;
+      }
       if (!some_split_fits(layers, *context, request_, cap_)) {
         ++out_of_memory;
         tally.unfitted.push_back({index, l, choice});
@@ -372,8 +376,10 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   }
   if (out_of_memory > 0) tally.rejected[kOutOfMemory] += out_of_memory;
   if (no_schedule > 0) tally.rejected["schedule precondition (micro-batches, chunks)"] += no_schedule;
-  if (refused_zero > 0 && usable > 0) tally.rejected["ZeRO-2/3 with pipelining (not modelled)"] += refused_zero * usable;
-  if (group.dp * group.cp > 1 && !request_.zero && usable > 0) tally.rejected[kZeroDominated] += recomputes_.size() * usable;
+  if (group.dp * group.cp > 1 && !request_.zero && usable > 0) {
+    tally.rejected[kZeroDominated] += recomputes_.size() * usable;
+    if (group.pp > 1 && !request_.profile) tally.rejected[kZeroPipelinedDominated] += 2 * recomputes_.size() * usable;
+  }
 }
 
 std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(

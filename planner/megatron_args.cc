@@ -55,9 +55,10 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   args += placement_arguments(plan);
   std::vector<std::string> notes;
   if (plan.zero >= models::ZeroStage::kGradients) {
-    notes.push_back(fmt::format("ZeRO-{}: not in Megatron-LM, whose distributed optimizer is ZeRO-1 (DeepSpeed or "
-                                "FSDP runs it)",
-                                static_cast<int>(plan.zero)));
+    notes.push_back(fmt::format("ZeRO-{}: not in Megatron-LM, whose distributed optimizer is ZeRO-1 ({})",
+                                static_cast<int>(plan.zero),
+                                plan.pp > 1 ? "torchtitan runs it: FSDP under PyTorch's pipelining, synced once per step"
+                                            : "DeepSpeed or FSDP runs it"));
   }
   if (plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
     notes.push_back(fmt::format("schedule {}: not in Megatron-LM's built-in schedules (PyTorch pipelining or the Zero "

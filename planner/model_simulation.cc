@@ -21,18 +21,21 @@ namespace {
 // optimizer, an all-gather of the bf16 weights.
 double gradient_reduce_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   const int replicas = shape.weight_replicas();
-  // ZeRO-2/3 reduce-scatter each micro-batch's gradients in its backward.
-  if (replicas <= 1 || shape.zero >= models::ZeroStage::kGradients) return 0;
+  if (replicas <= 1) return 0;
   const models::LinkSpec& link = models::link_for_group(hardware, replicas, shape.tp);
   const double bytes = shape.gradient_bytes() * params;
   if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, replicas, link);
-  return models::reduce_scatter_s(bytes, replicas, link);
+  // ZeRO-2/3 unpipelined reduce-scatter each micro-batch's gradients in its
+  // backward; pipelined, once per step as the distributed optimizer does.
+  return shape.shards_once_per_step() ? models::reduce_scatter_s(bytes, replicas, link) : 0;
 }
 
 double param_gather_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   const int replicas = shape.weight_replicas();
-  // ZeRO-3 gathers the weights where each layer needs them.
-  if (replicas <= 1 || shape.zero == models::ZeroStage::kNone || shape.zero == models::ZeroStage::kWeights) return 0;
+  // The updated shards gathered once per step; ZeRO-3 unpipelined gathers
+  // the weights where each layer needs them instead.
+  const bool per_layer = shape.zero == models::ZeroStage::kWeights && !shape.pipelined;
+  if (replicas <= 1 || shape.zero == models::ZeroStage::kNone || per_layer) return 0;
   return models::all_gather_s(2 * params, replicas, models::link_for_group(hardware, replicas, shape.tp));
 }
 
@@ -236,7 +239,12 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
 
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options) {
-  check_zero_pipeline(setup.shape.zero, setup.pp);
+  // ZeRO-2/3 sync per micro-batch or once per step as p decides: the layers
+  // were expanded for the one the flag says.
+  if (setup.shape.zero >= models::ZeroStage::kGradients && setup.shape.pipelined != (setup.pp > 1)) {
+    throw std::logic_error("the training shape's pipelined flag must say whether p > 1");
+  }
+  check_zero_pipeline(setup.shape.zero, setup.pp, setup.schedule);
   if (setup.explain && setup.profile != nullptr) {
     throw InputError("--explain divides the time model's figures into their terms, and measured times (--profile) "
                      "have none: drop one of them");

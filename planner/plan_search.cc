@@ -164,6 +164,7 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   shape.sequence_parallel = candidate.sequence_parallel;
   shape.recompute = candidate.recompute;
   shape.zero = candidate.zero;
+  shape.pipelined = candidate.pp > 1;
   shape.apply(candidate.runtime);
   return shape;
 }

@@ -94,7 +94,7 @@ ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string&
                                  "--cp {})",
                                  shape.cp));
   }
-  if (shape.zero >= models::ZeroStage::kGradients) {
+  if (shape.zero >= models::ZeroStage::kGradients && !shape.pipelined) {
     throw InputError(fmt::format("a profile measures the passes without ZeRO-{}'s per-micro-batch collectives: use "
                                  "--zero 1 or 0 with --profile",
                                  static_cast<int>(shape.zero)));

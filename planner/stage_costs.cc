@@ -32,7 +32,7 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
 }  // namespace
 
 double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j) {
-  const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.weight_replicas(), shape.gradient_bytes());
+  const models::StateBytes state = models::state_bytes(shape);
   return table.params(i, j) * state.total() + table.fp8_weight_copy_bytes(i, j) + 2 * table.boundary_bytes(j);
 }
 
@@ -54,7 +54,7 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
   ModelStageCosts result;
   result.costs.stages.reserve(static_cast<std::size_t>(schedule.stages));
   result.static_memory.resize(static_cast<std::size_t>(schedule.ranks));
-  const models::StateBytes state = models::state_bytes_per_param(shape.zero, shape.weight_replicas(), shape.gradient_bytes());
+  const models::StateBytes state = models::state_bytes(shape);
   std::vector<double> working(static_cast<std::size_t>(schedule.ranks), 0.0);
   std::vector<double> fp8_copies(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {

@@ -4,8 +4,15 @@
 // every layer's weights before its forward and its backward. Source:
 // Rajbhandari et al. 2020, ZeRO, Sec. 5.1 and Figure 1 (mixed-precision
 // Adam, K = 12: 16 -> 4 + 12/Nd -> 2 + 14/Nd -> 16/Nd bytes per parameter;
-// 7.5B parameters on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB).
+// 7.5B parameters on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB). Under
+// pipelining ZeRO-2/3 run as PyTorch's pipelining runs FSDP (torchtitan):
+// unsharded once per step and held, gradients accumulated whole and
+// reduce-scattered once per step.
 #include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/error.h"
 
 #include "models/hardware.h"
 #include "models/layers.h"
@@ -89,13 +96,14 @@ TEST(ZeroSharding, CollectivesHideBehindThePassAsFarAsItLasts) {
   EXPECT_NEAR(models::pass_terms(pass, toy_hardware(), shape).shard_comm_s, 0.04 + 0.1 * 10 / 100, 1e-12);
 }
 
-planner::ModelSimulation simulate(ZeroStage zero) {
+planner::ModelSimulation simulate(ZeroStage zero, int pp = 1, std::string schedule = "1F1B") {
   planner::PipelineSetup setup;
   setup.shape = sharded(zero);
   setup.shape.dp = 16;  // two nodes of data parallelism: the network
-  setup.pp = 1;
+  setup.shape.pipelined = pp > 1;
+  setup.pp = pp;
   setup.microbatches = 8;
-  setup.schedule = "1F1B";
+  setup.schedule = std::move(schedule);
   setup.explain = true;
   return planner::simulate_model(models::expand_layers(models::load_model("llama3-8b"), setup.shape),
                                  models::load_hardware("dgx-h100-cluster"), setup);
@@ -116,6 +124,52 @@ TEST(ZeroSharding, ZeroThreeCostsTimeAndSavesMemory) {
   EXPECT_EQ(three.gradient_sync_s, 0);
   EXPECT_LT(three.memory.front().weights, one.memory.front().weights);
   EXPECT_LT(two.memory.front().gradients, one.memory.front().gradients);
+}
+
+TEST(ZeroSharding, PipelinedStagesSyncOncePerStepAndHoldTheWeightsWhole) {
+  // 2 + g + (g + 12)/d bytes per parameter: bf16 weights and fp32
+  // gradients whole through the step, their reduced shard and Adam's 12
+  // bytes over d.
+  models::TrainingShape shape = sharded(ZeroStage::kWeights);
+  shape.pipelined = true;
+  const models::StateBytes state = models::state_bytes(shape);
+  EXPECT_DOUBLE_EQ(state.weights, 2);
+  EXPECT_DOUBLE_EQ(state.gradients, 4 + 4.0 / 8);
+  EXPECT_DOUBLE_EQ(state.optimizer, 12.0 / 8);
+  shape.pipelined = false;
+  EXPECT_DOUBLE_EQ(models::state_bytes(shape).total(), (2 + 4 + 12.0) / 8);  // fp32 gradients
+  // No collective inside the passes.
+  shape.pipelined = true;
+  for (const models::LayerCost& layer : models::expand_layers(models::load_model("llama3-8b"), shape).layers) {
+    EXPECT_TRUE(layer.forward.shard_collectives.empty());
+    EXPECT_TRUE(layer.backward_weight.shard_collectives.empty());
+  }
+  // On two stages: ZeRO-2 and ZeRO-3 take ZeRO-1's time (one reduce-scatter
+  // and one all-gather per step) and hold the gradients' shard on top.
+  const planner::ModelSimulation one = simulate(ZeroStage::kOptimizer, 2);
+  for (ZeroStage zero : {ZeroStage::kGradients, ZeroStage::kWeights}) {
+    const planner::ModelSimulation sharded_step = simulate(zero, 2);
+    EXPECT_DOUBLE_EQ(sharded_step.iteration_time_s, one.iteration_time_s);
+    EXPECT_DOUBLE_EQ(sharded_step.gradient_sync_s, one.gradient_sync_s);
+    for (const planner::StepTerms& terms : sharded_step.terms) EXPECT_EQ(terms.shard_comm_s, 0);
+    EXPECT_EQ(sharded_step.memory.front().weights, one.memory.front().weights);
+    EXPECT_NEAR(sharded_step.memory.front().gradients, one.memory.front().gradients * (1 + 1.0 / 16), 64);
+  }
+}
+
+TEST(ZeroSharding, PipelinedShardingRunsOnPyTorchsSchedulesOnly) {
+  for (const char* schedule : {"GPipe", "1F1B", "Interleaved1F1B", "InterleavedZeroBubble", "ZBVZeroBubble"}) {
+    EXPECT_NO_THROW(simulate(ZeroStage::kWeights, 2, schedule)) << schedule;
+  }
+  for (const char* schedule : {"ZBH1", "ZBH2"}) {
+    try {
+      simulate(ZeroStage::kWeights, 2, schedule);
+      ADD_FAILURE() << schedule << " was not refused";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find("Zero Bubble fork of Megatron-LM"), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_NO_THROW(simulate(ZeroStage::kOptimizer, 2, "ZBH1"));
 }
 
 TEST(ZeroSharding, TheSearchShardsWhenMemoryIsTight) {

@@ -53,6 +53,11 @@ bool runs_any_virtual_stages(const ScheduleFamily& family) {
   return name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
 }
 
+bool runs_in_pytorch_pipelining(const ScheduleFamily& family) {
+  const std::string_view name = family.name;
+  return name != "naive" && name != "ZBH1" && name != "ZBH2";
+}
+
 std::string schedule_names() {
   std::string names;
   for (const ScheduleFamily& family : schedule_families()) {

@@ -35,6 +35,10 @@ const ScheduleFamily& find_schedule_family(std::string_view name);
 // Whether the family runs any number v >= 2 of looped chunks per rank
 // (Interleaved1F1B, LoopedBFS, InterleavedZeroBubble).
 bool runs_any_virtual_stages(const ScheduleFamily& family);
+// Whether PyTorch's torch.distributed.pipelining has the schedule (its
+// Schedule* classes; torchtitan runs them, FSDP included). ZBH1 and ZBH2
+// are the Zero Bubble fork of Megatron-LM's, naive no framework's.
+bool runs_in_pytorch_pipelining(const ScheduleFamily& family);
 // "GPipe, 1F1B, ..." for help and error texts.
 std::string schedule_names();
 
