@@ -10,6 +10,7 @@
 #include "planner/model_report.h"
 #include "planner/model_simulation.h"
 #include "planner/plan_file.h"
+#include "planner/plan_replay.h"
 #include "profiler/profile_file.h"
 #include "sim/generators/registry.h"
 
@@ -26,6 +27,7 @@ struct ModelRun {
   bool allow_long_context = false;
   std::vector<std::string> overrides;  // for a plan: the options that changed it
   std::vector<std::string> changes;    // for a plan: what the overrides made of its GPUs and global batch
+  std::optional<planner::PlanFile> layout_plan = {};  // the plan file whose layout `layout` is
 };
 
 planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& layers, int stages) {
@@ -37,6 +39,7 @@ planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers
     }
     return planner::split_from_counts(counts, layers.transformer_layers());
   }
+  if (run.layout_plan) return planner::plan_layout_split(*run.layout_plan, layers.transformer_layers(), stages);
   if (run.layout) return planner::split_from_layout(*run.layout, layers.transformer_layers(), stages);
   return planner::even_split(layers.transformer_layers(), stages);
 }
@@ -175,6 +178,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   planner::PipelineSetup& setup = run.setup;
   models::TrainingShape& shape = setup.shape;
   shape = planner::candidate_shape(plan.plan, plan.seq_len);
+  shape.pipelined = (has("stages") ? source.ranks : plan.plan.pp) > 1;
   const ShapeOptions& given_shape = options.shape;
   if (has("seq")) shape.seq_len = given_shape.seq > 0 ? given_shape.seq : std::min(run.model.context, kDefaultSeqCap);
   if (has("micro-batch-size")) shape.micro_batch_size = given_shape.micro_batch_size;
@@ -231,6 +235,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                                    setup.pp * setup.virtual_stages, stages));
     }
     run.layout = plan.layout;
+    run.layout_plan = plan;
   }
   for (std::string_view name : plan_override_options()) {
     if (has(name)) run.overrides.push_back(given_text(command, name));

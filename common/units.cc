@@ -160,11 +160,17 @@ std::string format_count(double count) {
 }
 
 double parse_fraction(std::string_view text, std::string_view field) {
+  if (trim(text).starts_with('-')) {
+    throw InputError(fmt::format("{}: '{}' is negative; give a fraction between 0 and 1, e.g. 0.8 or 80%", field, text));
+  }
   if (text.ends_with('%')) return parse_non_negative(text.substr(0, text.size() - 1), field) / 100.0;
   return parse_non_negative(text, field);
 }
 
 int parse_count(std::string_view text, std::string_view field, int minimum) {
+  if (trim(text).starts_with('-')) {
+    throw InputError(fmt::format("{}: '{}' must be a whole number >= {}", field, text, minimum));
+  }
   const double value = parse_non_negative(text, field);
   if (value != std::floor(value) || value < minimum || value > 1e9) {
     throw InputError(fmt::format("{}: '{}' must be a whole number >= {}", field, text, minimum));

@@ -66,8 +66,10 @@ void throw_yaml_error(const std::string& file, const YAML::Exception& error) {
 }
 
 void throw_at(const std::string& file, const YAML::Node& node, const std::string& message) {
+  // A null node (an empty file, a missing document) has no position: the
+  // file's start.
   const YAML::Mark mark = node.Mark();
-  throw ParseError(file, mark.line + 1, mark.column + 1, message);
+  throw ParseError(file, std::max(mark.line, 0) + 1, std::max(mark.column, 0) + 1, message);
 }
 
 std::string scalar_text(const YAML::Node& node, const std::string& file, std::string_view field) {

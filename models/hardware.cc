@@ -198,7 +198,10 @@ void read_network(const YAML::Node& node, const std::string& file, LinkSpec& net
 void check_required(const HardwareConfig& config, const YAML::Node& root, const std::string& file) {
   const YAML::Node at = root["gpu"] ? root["gpu"] : root;
   if (config.gpu.peak_flops_bf16 <= 0) {
-    throw_at(file, at, "missing gpu.peak_flops.bf16; give the dense BF16 rate, e.g. 'peak_flops: {bf16: 989TFLOP/s}'");
+    const bool given = root["gpu"] && root["gpu"]["peak_flops"] && root["gpu"]["peak_flops"]["bf16"];
+    throw_at(file, given ? root["gpu"]["peak_flops"]["bf16"] : at,
+             fmt::format("{}; give the dense BF16 rate, e.g. 'peak_flops: {{bf16: 989TFLOP/s}}'",
+                         given ? "gpu.peak_flops.bf16 must be above 0" : "missing gpu.peak_flops.bf16"));
   }
   if (config.gpu.memory_bytes <= 0) throw_at(file, at, "missing gpu.memory; give the HBM size, e.g. 'memory: 80GB'");
   if (config.gpu.memory_bandwidth <= 0) {
@@ -252,7 +255,10 @@ HardwareConfig load_base(const YAML::Node& node, const std::string& file, int de
 }
 
 HardwareConfig read_root(const YAML::Node& root, const std::string& file, int depth) {
-  if (!root.IsMap()) throw_at(file, root, "a hardware file is a map with keys name, gpu, node, network");
+  if (!root.IsMap()) {
+    throw_at(file, root, fmt::format("{}a hardware file is a map with keys name, gpu, node, network",
+                                     root.IsNull() ? "the file is empty: " : ""));
+  }
   check_keys(root, file, "the hardware file",
              {"name", "aliases", "source", "base", "gpu", "node", "network", "nodes", "runtime"});
   HardwareConfig config = root["base"] ? load_base(root["base"], file, depth) : HardwareConfig{};
@@ -264,7 +270,9 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
   if (root["gpu"]) read_gpu(root["gpu"], file, config.gpu);
   if (root["node"]) read_node(root["node"], file, config);
   if (root["network"]) read_network(root["network"], file, config.network);
+  if (root["gpu"] && root["gpu"]["efficiency"] && root["gpu"]["efficiency"]["matmul"]) config.matmul_given = true;
   if (const YAML::Node runtime = root["runtime"]) {
+    config.runtime_given = true;
     check_keys(runtime, file, "runtime", {"layer_overhead", "pass_overhead"});
     read(runtime, "layer_overhead", file, "runtime", config.layer_overhead_s, parse_seconds);
     read(runtime, "pass_overhead", file, "runtime", config.pass_overhead_s, parse_seconds);
@@ -347,5 +355,17 @@ HardwareConfig parse_hardware_yaml(const std::string& text, const std::string& s
 }
 
 std::vector<std::string> builtin_hardware_names() { return embedded_names("hardware"); }
+
+std::vector<std::string> hardware_assumptions(const HardwareConfig& hardware) {
+  std::vector<std::string> assumed;
+  if (!hardware.matmul_given) {
+    assumed.push_back(fmt::format("{} gives no gpu.efficiency.matmul: GEMMs at 100 % of peak, no kernel overhead",
+                                  hardware.name));
+  }
+  if (!hardware.runtime_given) {
+    assumed.push_back(fmt::format("{} gives no runtime: nothing paid outside the kernels", hardware.name));
+  }
+  return assumed;
+}
 
 }  // namespace pipeplan::models

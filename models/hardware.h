@@ -84,7 +84,16 @@ struct HardwareConfig {
   // the same time, so the cost follows the layers, not the chunks.
   double layer_overhead_s = 0;
   double pass_overhead_s = 0;
+  // Whether the file (or its base) gives them: without, GEMMs run at the
+  // tiles' full peak with no kernel overhead, and nothing is paid outside
+  // the kernels (said beside every figure: hardware_assumptions).
+  bool matmul_given = false;
+  bool runtime_given = false;
 };
+
+// What a description leaves at its optimistic defaults, one phrase each
+// ("no gpu.efficiency.matmul: GEMMs at 100 % of peak"); empty when none.
+std::vector<std::string> hardware_assumptions(const HardwareConfig& hardware);
 
 // A built-in name ("h100-sxm"), one of its aliases ("h100") or a spelling
 // differing in case and punctuation, or a path. Throws InputError (unknown name:

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.h"
 #include "models/time_model.h"
@@ -265,7 +266,11 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
                               result.gradient_sync_s, result.optimizer_step_s};
     result.terms = step_terms(costed, hardware, setup.shape, result.split, schedule, result.report, times);
   }
-  if (profiled) result.cost_source = profile_source(setup.profile_file, *setup.profile, profiled->notes);
+  if (profiled) {
+    result.cost_source = profile_source(setup.profile_file, *setup.profile, profiled->notes);
+  } else if (const std::vector<std::string> assumed = models::hardware_assumptions(hardware); !assumed.empty()) {
+    result.cost_source = fmt::format("analytical model ({})", fmt::join(assumed, "; "));
+  }
   return result;
 }
 

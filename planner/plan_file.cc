@@ -9,6 +9,8 @@
 
 #include "common/error.h"
 #include "common/yaml_fields.h"
+#include "planner/stage_split.h"
+#include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -21,6 +23,13 @@ int read_int(const YAML::Node& root, const char* key, const std::string& path) {
   } catch (const YAML::Exception&) {
     throw_at(path, node, fmt::format("'{}' must be a whole number", key));
   }
+}
+
+// A size or count: a whole number >= 1.
+int read_count(const YAML::Node& root, const char* key, const std::string& path) {
+  const int value = read_int(root, key, path);
+  if (value < 1) throw_at(path, root[key], fmt::format("'{}' must be >= 1 (got {})", key, value));
+  return value;
 }
 
 std::string read_text(const YAML::Node& root, const char* key, const std::string& path) {
@@ -96,19 +105,27 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   PlanFile file;
   file.model = read_text(root, "model", path);
   file.hardware = read_text(root, "hardware", path);
-  file.global_batch = read_int(root, "global_batch", path);
-  file.seq_len = read_int(root, "seq", path);
+  file.global_batch = read_count(root, "global_batch", path);
+  file.seq_len = read_count(root, "seq", path);
   PlanCandidate& p = file.plan;
-  p.tp = read_int(root, "tp", path);
-  p.cp = root["cp"] ? read_int(root, "cp", path) : 1;
-  if (p.cp < 1) throw_at(path, root["cp"], "'cp' must be >= 1");
-  p.pp = read_int(root, "pp", path);
-  p.dp = read_int(root, "dp", path);
-  p.micro_batch_size = read_int(root, "micro_batch_size", path);
-  p.microbatches = read_int(root, "microbatches", path);
-  p.schedule = read_text(root, "schedule", path);
-  p.virtual_stages = read_int(root, "virtual", path);
-  p.recompute = models::parse_recompute(read_text(root, "recompute", path));
+  p.tp = read_count(root, "tp", path);
+  p.cp = root["cp"] ? read_count(root, "cp", path) : 1;
+  p.pp = read_count(root, "pp", path);
+  p.dp = read_count(root, "dp", path);
+  p.micro_batch_size = read_count(root, "micro_batch_size", path);
+  p.microbatches = read_count(root, "microbatches", path);
+  p.schedule = std::string(parse_at(root["schedule"] ? root["schedule"] : root, path, "schedule",
+                                    [](std::string_view text, std::string_view) {
+                                      return sim::find_schedule_family(text).name;
+                                    }));
+  p.virtual_stages = read_count(root, "virtual", path);
+  if (!root["recompute"]) throw_at(path, root, "the plan has no 'recompute'");
+  p.recompute = parse_at(root["recompute"], path, "recompute", [](std::string_view text, std::string_view) {
+    if (text != "none" && text != "selective" && text != "full") {
+      throw InputError(fmt::format("'recompute' must be none, selective or full (got '{}')", text));
+    }
+    return models::parse_recompute(text);
+  });
   p.sequence_parallel = read_flag(root, "sequence_parallel", path);
   const int zero = read_int(root, "zero", path);
   if (zero < 0 || zero > 3) throw_at(path, root["zero"], "'zero' must be 0..3");
@@ -123,6 +140,16 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
     throw_at(path, root["global_batch"], "'global_batch' must equal micro_batch_size x microbatches x dp");
   }
   file.layout = read_text(root, "layout", path);
+  file.path = path;
+  file.layout_line = root["layout"].Mark().line + 1;
+  file.layout_column = root["layout"].Mark().column + 1;
+  const int stages = parse_at(root["layout"], path, "layout", [](std::string_view text, std::string_view) {
+    return layout_stage_count(text);
+  });
+  if (stages != p.pp * p.virtual_stages) {
+    throw_at(path, root["layout"], fmt::format("'layout' has {} stages but pp x virtual is {} x {} = {}", stages, p.pp,
+                                               p.virtual_stages, p.pp * p.virtual_stages));
+  }
   if (root["profile"]) file.profile = read_text(root, "profile", path);
   if (const YAML::Node cap = root["memory_cap_bytes"]) {
     try {

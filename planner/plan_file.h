@@ -18,6 +18,10 @@ struct PlanFile {
   std::string layout;    // Megatron layout of the split, checked against the model when replayed
   std::string profile;   // the measured profile it was costed with, if any (a path)
   std::int64_t memory_cap_bytes = 0;  // the cap it was searched under when given (0: the GPU's usable memory)
+  // Read from a file: where, and where its layout is (for errors the model
+  // finds in it on replay).
+  std::string path = {};
+  int layout_line = 0, layout_column = 0;
 };
 
 std::string write_plan_yaml(const PlanFile& plan);

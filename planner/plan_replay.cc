@@ -22,6 +22,17 @@ PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
 
 }  // namespace
 
+StageSplit plan_layout_split(const PlanFile& file, int transformer_layers, int stages) {
+  try {
+    return split_from_layout(file.layout, transformer_layers, stages);
+  } catch (const InputError& error) {
+    if (file.path.empty()) throw;
+    std::string message = error.what();
+    if (message.starts_with("--layout")) message = "'layout'" + message.substr(8);
+    throw ParseError(file.path, file.layout_line, file.layout_column, message);
+  }
+}
+
 ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& model,
                             const models::HardwareConfig& hardware, const sim::SimulationOptions& options,
                             const profiler::Profile* profile, std::int64_t memory_cap_bytes) {
@@ -35,7 +46,7 @@ ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& mod
   const models::ModelLayers layers = models::expand_layers(model, setup.shape);
   setup.split = file.layout.empty()
                     ? file.plan.split
-                    : split_from_layout(file.layout, layers.transformer_layers(), file.plan.pp * file.plan.virtual_stages);
+                    : plan_layout_split(file, layers.transformer_layers(), file.plan.pp * file.plan.virtual_stages);
   return simulate_model(layers, hardware, setup, options);
 }
 

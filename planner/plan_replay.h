@@ -19,6 +19,11 @@ ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& mod
                             const models::HardwareConfig& hardware, const sim::SimulationOptions& options = {},
                             const profiler::Profile* profile = nullptr, std::int64_t memory_cap_bytes = 0);
 
+// The file's layout on a model of `transformer_layers` blocks in `stages`
+// stages; what does not fit is a ParseError at the layout's line of the file
+// it was read from (an InputError for a plan that was not read from one).
+StageSplit plan_layout_split(const PlanFile& file, int transformer_layers, int stages);
+
 // Megatron's even split with the best plan's settings, or why there is none
 // (not divisible, or over the cap: then the figures stay, with the reason).
 void fill_even_split(PlanReport& report, const PlanRequest& request);

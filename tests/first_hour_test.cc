@@ -216,6 +216,54 @@ TEST(FirstHour, PlanFilesRefuseUnknownKeysAndKeepChunksAcrossLoopedSchedules) {
   EXPECT_NE(run("simulate --plan " + plan).out.find(", fp8\n"), std::string::npos);
 }
 
+TEST(FirstHour, PlanFileFieldsAreRefusedAtTheirLine) {
+  const std::string plan = temp_path("fields-plan.yaml");
+  ASSERT_EQ(run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --pp 2 --tp 2 "
+                "--schedule 1F1B --out " + plan)
+                .code,
+            0);
+  const std::string text = slurp(plan);
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string edited = text;
+    const std::size_t at = edited.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) edited.replace(at, from.size(), to);
+    return "simulate --plan " + write_temp("edited-plan.yaml", edited);
+  };
+  const std::string layout = text.substr(text.find("layout: "), text.find('\n', text.find("layout: ")) - text.find("layout: "));
+  expect_refused(with("pp: 2", "pp: -8"), "edited-plan.yaml:8:5: 'pp' must be >= 1 (got -8)");
+  expect_refused(with("seq: 2048", "seq: -5"), "'seq' must be >= 1 (got -5)");
+  expect_refused(with("recompute: none", "recompute: some"), "'recompute' must be none, selective or full (got 'some')");
+  expect_refused(with("schedule: 1F1B", "schedule: Foo"), "edited-plan.yaml:12:11: unknown schedule 'Foo'");
+  expect_refused(with(layout, "layout: \"Et*16|t*16|tL\""), "'layout' has 3 stages but pp x virtual is 2 x 1 = 2");
+  expect_refused(with(layout, "layout: \"Et*16|t*17L\""), ": 'layout' 'Et*16|t*17L': it holds 33 blocks");
+}
+
+TEST(FirstHour, HardwareFilesSayWhatTheyLeaveOptimistic) {
+  // Without gpu.efficiency.matmul GEMMs run at the tiles' full peak; without
+  // runtime nothing is paid outside the kernels: said beside the figures.
+  const std::string bare = write_temp("bare-gpu.yaml", R"(name: bare
+gpu: {peak_flops: {bf16: 989TFLOP/s}, memory: 80GiB, memory_bandwidth: 3.35TB/s}
+node: {gpus: 8, link_bandwidth: 450GB/s}
+network: {bandwidth: 400Gb/s}
+)");
+  const CommandResult result = run("simulate --model llama3-8b --hardware " + bare + " --pp 2 --seq 2048 --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  const std::string source = json::parse(result.out)["cost_source"];
+  EXPECT_NE(source.find("bare gives no gpu.efficiency.matmul: GEMMs at 100 % of peak"), std::string::npos) << source;
+  EXPECT_NE(source.find("bare gives no runtime"), std::string::npos) << source;
+  const CommandResult shipped = run("simulate --model llama3-8b --hardware h100-sxm --pp 2 --seq 2048 --json");
+  EXPECT_EQ(json::parse(shipped.out)["cost_source"], "analytical model");
+  // Hints that agree with the rule they state.
+  const auto refused_hw = [](const std::string& yaml, const std::string& needle) {
+    expect_refused("simulate --model llama3-8b --pp 2 --hardware " + write_temp("bad-hw.yaml", yaml), needle);
+  };
+  refused_hw("base: h100-sxm\nnode: {gpus: -8}\n", "node.gpus: '-8' must be a whole number >= 1");
+  refused_hw("base: h100-sxm\ngpu: {efficiency: {matmul: {max: -0.5}}}\n", "give a fraction between 0 and 1");
+  refused_hw("", "bad-hw.yaml:1:1: the file is empty");
+  refused_hw("base: h100-sxm\ngpu: {peak_flops: {bf16: 0}}\n", "gpu.peak_flops.bf16 must be above 0");
+}
+
 TEST(FirstHour, SimulateUsesOnlyTheGpusAndMeasurementsItHas) {
   // Two nodes of 8 hold no 32-GPU layout; tensor parallelism stays in a node.
   const std::string cluster = write_temp("two-nodes.yaml", "base: h100-sxm\nname: two-nodes\nnodes: 2\n");
