@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "commands/compare_schedules.h"
 #include "commands/option_use.h"
 #include "common/error.h"
@@ -28,6 +30,7 @@ struct ModelRun {
   std::vector<std::string> overrides;  // for a plan: the options that changed it
   std::vector<std::string> changes;    // for a plan: what the overrides made of its GPUs and global batch
   std::optional<planner::PlanFile> layout_plan = {};  // the plan file whose layout `layout` is
+  std::optional<double> plan_predicted_s = {};         // a plan replayed as written: the step time it predicted
 };
 
 planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& layers, int stages) {
@@ -124,6 +127,20 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
                                run.changes.empty() ? "" : fmt::format(": {}", fmt::join(run.changes, ", ")));
   }
   output.text += planner::model_simulation_to_text(result) + fmt::format("  costs: {}\n", result.cost_source);
+  if (run.plan_predicted_s) {
+    // A plan replayed as written gives its own figure back, unless the
+    // model, the hardware description or pipeplan changed since.
+    const double predicted = *run.plan_predicted_s;
+    output.json["plan_predicted_iteration_s"] = predicted;
+    if (std::abs(result.iteration_time_s - predicted) > 1e-4 * predicted) {
+      const std::string note = fmt::format(
+          "the plan file predicted {:.3f} ms per iteration, this replay gives {:.3f} ms ({:+.2f} %): the model, the "
+          "hardware description or the cost model changed since it was written; plan again to refresh it",
+          predicted * 1e3, result.iteration_time_s * 1e3, (result.iteration_time_s / predicted - 1) * 100);
+      output.json["notes"].push_back(note);
+      output.text += fmt::format("  note: {}\n", note);
+    }
+  }
   write_simulation_files(result.report, outputs, outputs.gantt, output);
   return output;
 }
@@ -241,6 +258,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
     if (has(name)) run.overrides.push_back(given_text(command, name));
   }
   run.changes = scale_changes(plan, setup);
+  if (run.overrides.empty() && plan.plan.iteration_time_s > 0) run.plan_predicted_s = plan.plan.iteration_time_s;
   check_gpus_available(setup, run.hardware);
   return run;
 }

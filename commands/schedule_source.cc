@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "sim/validation.h"
 #include "sim/generators/registry.h"
 #include "sim/schedule_csv.h"
 
@@ -36,6 +37,12 @@ sim::Schedule load_schedule(const ScheduleSource& source) {
                                   {source.ranks, source.microbatches, source.virtual_stages, source.microbatch_group_size});
   }
   sim::Schedule schedule = sim::read_schedule_csv_file(*source.csv_file);
+  // An order that cannot run is the file's error: name it.
+  try {
+    sim::validate_schedule(schedule);
+  } catch (const ScheduleError& error) {
+    throw ScheduleError(fmt::format("{}: {}", *source.csv_file, error.what()), error.detail());
+  }
   if (source.ranks_option->count() > 0 && source.ranks != schedule.ranks) {
     throw InputError(fmt::format("--stages is {} but {} has {} rows (ranks); drop --stages or fix the file",
                                  source.ranks, *source.csv_file, schedule.ranks));

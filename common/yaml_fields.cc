@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 #include "common/error.h"
 #include "common/quote.h"
@@ -38,12 +39,17 @@ void check_unique_keys(const YAML::Node& node, const std::string& file) {
 }  // namespace
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& file) {
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& error) {
     throw_yaml_error(file, error);
   }
+  // yaml-cpp's Load reads the first document and drops the rest silently.
+  if (documents.size() > 1) {
+    throw_at(file, documents[1], "a second YAML document (after '---'): a file holds one; remove the '---' or split the file");
+  }
+  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
   check_unique_keys(root, file);
   return root;
 }

@@ -262,8 +262,11 @@ double step_tokens(const SearchGroup& group, int seq_len) {
 const char* stage_count_rejection(const PlanRequest& request, const ScheduleChoice& choice, int pp) {
   const int stages = pp * choice.virtual_stages;
   if (stages > request.model.layers) return "more pipeline stages than layers";
-  // One rank has no bubble for more chunks to fill; they only add passes.
-  if (choice.virtual_stages > 1 && pp == 1 && !request.schedule) return "several chunks on one rank";
+  // One rank has no bubble for more chunks to fill; they only add passes:
+  // searched only when asked for in full (--pp 1 with the chunks' schedule
+  // or count).
+  const bool asked = request.pp == 1 && (request.schedule || request.virtual_stages);
+  if (choice.virtual_stages > 1 && pp == 1 && !asked) return "several chunks on one rank";
   const bool fits_split = request.layer_counts ? static_cast<int>(request.layer_counts->size()) == stages
                                                : !request.layout || layout_stage_count(*request.layout) == stages;
   return fits_split ? nullptr : "stage count differs from the given split";

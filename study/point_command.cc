@@ -105,6 +105,8 @@ std::vector<std::string> point_arguments(const StudyFile& study, const StudyPoin
     if (fields->empty()) continue;
     const std::string original = option_value(study, point, option);
     if (original.empty()) throw InputError(fmt::format("sweeping {} fields needs a '{}' option", option, option));
+    // Made only when a point derives a file, so studies without one leave no empty folder.
+    std::filesystem::create_directories(config_dir);
     const std::string file = fmt::format("{}/point-{}-{}.yaml", config_dir, point.index, option);
     take(option, write_derived(kind, original, *fields, file));
   }

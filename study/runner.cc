@@ -78,7 +78,6 @@ std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& op
                                  kMaxPointsUnconfirmed, total));
   }
   const std::string config_dir = options.out_dir + "/configs";
-  std::filesystem::create_directories(config_dir);
   std::vector<PointOutcome> outcomes;
   for (StudyPoint& point : expand_points(study)) {
     PointOutcome outcome;

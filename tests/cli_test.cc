@@ -217,7 +217,9 @@ TEST(Cli, MalformedCsvNamesLineAndColumn) {
 TEST(Cli, DeadlockIsRefusedWithTheGrid) {
   const CommandResult result = run("simulate --schedule-csv " + kData + "/deadlock_2rank.csv --tf 1 --tb 1");
   EXPECT_EQ(result.code, 2);
-  EXPECT_EQ(result.err.rfind("pipeplan: error: the schedule deadlocks", 0), 0u) << result.err;
+  // The file named, the error on one line, then the grid of where it stops.
+  EXPECT_EQ(result.err.rfind("pipeplan: error: " + kData + "/deadlock_2rank.csv: the schedule deadlocks", 0), 0u)
+      << result.err;
   EXPECT_NE(result.err.find("[0B0]"), std::string::npos) << result.err;
   EXPECT_NE(result.err.find("rank 1"), std::string::npos) << result.err;
 }

@@ -241,6 +241,28 @@ TEST(FirstHour, PlanFileFieldsAreRefusedAtTheirLine) {
   expect_refused(with("schedule: 1F1B", "schedule: Foo"), "edited-plan.yaml:12:11: unknown schedule 'Foo'");
   expect_refused(with(layout, "layout: \"Et*16|t*16|tL\""), "'layout' has 3 stages but pp x virtual is 2 x 1 = 2");
   expect_refused(with(layout, "layout: \"Et*16|t*17L\""), ": 'layout' 'Et*16|t*17L': it holds 33 blocks");
+  // Replayed as written, a plan gives its own prediction back; a stale one
+  // is flagged.
+  const json fresh = json::parse(run("simulate --plan " + plan + " --json").out);
+  EXPECT_FALSE(fresh.contains("notes"));
+  const std::string predicted = "iteration_time_s: ";
+  const std::size_t at = text.find(predicted) + predicted.size();
+  const std::string stale = with(text.substr(at, text.find('\n', at) - at), "1.0");
+  const CommandResult flagged = run(stale);
+  EXPECT_NE(flagged.out.find("note: the plan file predicted 1000.000 ms per iteration"), std::string::npos) << flagged.out;
+}
+
+TEST(FirstHour, SeveralChunksOnOneRankOnlyWhenAskedForInFull) {
+  // One rank has no bubble for chunks to fill: p = 1 with v > 1 is searched
+  // only when --pp 1 and the chunks (a schedule or --virtual) are both given.
+  const std::string base = "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --json ";
+  for (const char* asked : {"--pp 1 --virtual 2", "--pp 1 --schedule ZBV"}) {
+    const CommandResult result = run(base + asked);
+    ASSERT_EQ(result.code, 0) << asked << ": " << result.err;
+    EXPECT_EQ(json::parse(result.out)["best"]["virtual"], 2) << asked;
+  }
+  const json searched = json::parse(run(base + "--schedule ZBV").out);
+  EXPECT_GT(searched["best"]["pp"].get<int>(), 1);
 }
 
 TEST(FirstHour, HardwareFilesSayWhatTheyLeaveOptimistic) {

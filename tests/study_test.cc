@@ -122,6 +122,7 @@ TEST(Study, SplitStudyShowsThePlannedSplitLowerThanTheEvenOne) {
   EXPECT_EQ(ran.outcomes[0].metrics.at("best.stage_layers"), (std::vector<int>{20, 20, 20, 20}));
   EXPECT_LT(peak(1).get<double>(), peak(0).get<double>());
   expect_outputs(ran, {"uniform", "memory"});
+  EXPECT_FALSE(std::filesystem::exists(ran.dir + "/configs"));  // no point derives a file
 }
 
 TEST(Study, NetworkStudySweepsAHardwareField) {

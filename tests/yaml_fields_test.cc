@@ -1,5 +1,6 @@
-// Every YAML file pipeplan reads refuses a key given twice in one map:
-// yaml-cpp would keep both and read the first.
+// Every YAML file pipeplan reads refuses a key given twice in one map
+// (yaml-cpp would keep both and read the first) and a second document
+// (yaml-cpp's Load drops it).
 #include "common/yaml_fields.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +33,18 @@ TEST(YamlFields, TheCommandsRefuseARepeatedKeyInOneLine) {
   expect_refused("model show " + model, "'layers' is given twice");
   const std::string hardware = write_temp("repeated-hardware.yaml", "base: h100-sxm\nname: x\nname: y\n");
   expect_refused("hardware show " + hardware, "'name' is given twice");
+}
+
+TEST(YamlFields, ASecondDocumentIsRefusedAtItsLine) {
+  try {
+    parse_yaml_text("name: a\n---\nname: b\n", "two.yaml");
+    FAIL() << "a second document was accepted";
+  } catch (const ParseError& error) {
+    EXPECT_NE(std::string(error.what()).find("two.yaml:3:1: a second YAML document"), std::string::npos) << error.what();
+  }
+  EXPECT_NO_THROW(parse_yaml_text("---\nname: a\n", "one.yaml"));
+  expect_refused("hardware show " + write_temp("two-documents.yaml", "base: h100-sxm\n---\nname: y\n"),
+                 "a second YAML document");
 }
 
 }  // namespace
