@@ -3,6 +3,7 @@
 // halves (models/attention_costs.cc, models/mlp_costs.cc).
 #include "models/layers.h"
 
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,6 +11,7 @@
 
 #include "common/error.h"
 #include "models/layer_blocks.h"
+#include "models/model_limits.h"
 
 namespace pipeplan::models {
 namespace detail {
@@ -51,12 +53,6 @@ struct SizeLimit {
   long double value;
   long double limit;
 };
-constexpr long double kMaxDimension = 1 << 20;  // hidden, ffn, head sizes, ranks
-constexpr long double kMaxCount = 1 << 16;      // layers, heads, experts
-constexpr long double kMaxVocab = 1 << 27;
-constexpr long double kMaxParams = 0x1p50L;      // about 10^15
-constexpr long double kMaxTokens = 0x1p28L;      // per micro-batch, b x s
-constexpr long double kMaxScoreElements = 0x1p56L;  // b x heads x s^2
 
 void check_sizes(const ModelConfig& model, const TrainingShape& shape) {
   const auto d = [](auto value) { return static_cast<long double>(value); };

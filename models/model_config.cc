@@ -1,5 +1,6 @@
 #include "models/model_config.h"
 
+
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -18,6 +19,7 @@
 #include "common/text_file.h"
 #include "common/yaml_fields.h"
 #include "models/embedded_configs.h"
+#include "models/model_limits.h"
 
 namespace pipeplan::models {
 namespace {
@@ -76,6 +78,10 @@ class Fields {
     if (number < minimum) {
       throw_at(file_, value, fmt::format("'{}{}' must be {}, got {}", prefix_, key,
                                          minimum == 0 ? ">= 0" : "a positive size", number));
+    }
+    if (const std::optional<long double> limit = field_limit(prefix_ + key); limit && number > *limit) {
+      throw_at(file_, value, fmt::format("'{}{}' = {} is over the limit of {:.0f}", prefix_, key, number,
+                                         static_cast<double>(*limit)));
     }
     return number;
   }
