@@ -41,7 +41,9 @@ class RunReader {
                                      : (run.vp > 1 ? "Interleaved1F1B" : "1F1B");
     if (node_["recompute"]) {
       run.recompute = parse_at(node_["recompute"], file_, "recompute",
-                               [](const std::string& value, const std::string&) { return models::parse_recompute(value); });
+                               [](const std::string& value, const std::string&) {
+                                 return models::parse_recompute(value, "'recompute'");
+                               });
     }
     run.sequence_parallel = flag("sequence_parallel");
     run.distributed_optimizer = flag("distributed_optimizer");
@@ -173,7 +175,12 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.grad_reduce_in_bf16 = run.grad_reduce_in_bf16;
   shape.tp_comm_overlap = run.tp_comm_overlap;
   shape.fp8 = run.fp8;
-  models::check_sequence_length(model, run.seq, false);
+  // A measured run ran at its length: beyond a RoPE model's context it was
+  // scaled; beyond learned positions it cannot have run.
+  if (run.seq > model.context && model.position == models::PositionEmbedding::kLearned) {
+    throw InputError(fmt::format("'seq' {} exceeds {}'s {} learned positions: no longer sequence can run", run.seq,
+                                 model.name, model.context));
+  }
   setup.pp = run.pp;
   setup.virtual_stages = run.vp;
   setup.schedule = run.schedule;

@@ -18,11 +18,11 @@ void TrainingShape::apply(const RuntimeFlags& flags) {
   fp8 = flags.fp8;
 }
 
-Recompute parse_recompute(std::string_view text) {
+Recompute parse_recompute(std::string_view text, std::string_view field) {
   if (text == "none") return Recompute::kNone;
   if (text == "selective") return Recompute::kSelective;
   if (text == "full") return Recompute::kFull;
-  throw InputError(fmt::format("--recompute must be none, selective or full, got '{}'", text));
+  throw InputError(fmt::format("{} must be none, selective or full, got '{}'", field, text));
 }
 
 std::string_view recompute_name(Recompute recompute) {

@@ -80,8 +80,9 @@ struct TrainingShape {
   }
 };
 
-// "none" | "selective" | "full"; throws InputError naming --recompute.
-Recompute parse_recompute(std::string_view text);
+// "none" | "selective" | "full"; throws InputError naming `field` (the
+// option, or a file's key).
+Recompute parse_recompute(std::string_view text, std::string_view field = "--recompute");
 std::string_view recompute_name(Recompute recompute);
 
 }  // namespace pipeplan::models

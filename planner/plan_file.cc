@@ -121,10 +121,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   p.virtual_stages = read_count(root, "virtual", path);
   if (!root["recompute"]) throw_at(path, root, "the plan has no 'recompute'");
   p.recompute = parse_at(root["recompute"], path, "recompute", [](std::string_view text, std::string_view) {
-    if (text != "none" && text != "selective" && text != "full") {
-      throw InputError(fmt::format("'recompute' must be none, selective or full (got '{}')", text));
-    }
-    return models::parse_recompute(text);
+    return models::parse_recompute(text, "'recompute'");
   });
   p.sequence_parallel = read_flag(root, "sequence_parallel", path);
   const int zero = read_int(root, "zero", path);

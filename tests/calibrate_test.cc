@@ -185,6 +185,11 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
           "global_batch: 3 sequences do not divide");
   refused(good + ", step_time: 1s, speed: 3", "unknown key 'speed'");
   refused(good + "", "step_time: is missing");
+  // In a runs file's words: a measured run ran at its length (RoPE scaled)
+  // unless its positions are learned (gpt2-small: 1024).
+  refused("{name: a, model: gpt2-small, hardware: h100-sxm, gpus: 1, global_batch: 4, seq: 4096, step_time: 1s",
+          "'seq' 4096 exceeds gpt2-small's 1024 learned positions");
+  refused(good + ", recompute: some, step_time: 1s", "'recompute' must be none, selective or full, got 'some'");
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n"),
                  "1 runs to fit 2 parameters");
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") +

@@ -237,7 +237,7 @@ TEST(FirstHour, PlanFileFieldsAreRefusedAtTheirLine) {
   const std::string layout = text.substr(text.find("layout: "), text.find('\n', text.find("layout: ")) - text.find("layout: "));
   expect_refused(with("pp: 2", "pp: -8"), "edited-plan.yaml:8:5: 'pp' must be >= 1 (got -8)");
   expect_refused(with("seq: 2048", "seq: -5"), "'seq' must be >= 1 (got -5)");
-  expect_refused(with("recompute: none", "recompute: some"), "'recompute' must be none, selective or full (got 'some')");
+  expect_refused(with("recompute: none", "recompute: some"), "'recompute' must be none, selective or full, got 'some'");
   expect_refused(with("schedule: 1F1B", "schedule: Foo"), "edited-plan.yaml:12:11: unknown schedule 'Foo'");
   expect_refused(with(layout, "layout: \"Et*16|t*16|tL\""), "'layout' has 3 stages but pp x virtual is 2 x 1 = 2");
   expect_refused(with(layout, "layout: \"Et*16|t*17L\""), ": 'layout' 'Et*16|t*17L': it holds 33 blocks");
