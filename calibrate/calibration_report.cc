@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include <map>
 #include <string_view>
 
@@ -61,6 +63,11 @@ std::string runs_table(const std::vector<RunPrediction>& rows) {
                         fmt::format("{:.1f} %", row.predicted_mfu * 100), row.held_out ? "held out" : "",
                         row.fits_memory ? "" : fmt::format(" DOES NOT FIT in the model ({} per GPU)",
                                                            format_bytes(static_cast<double>(row.predicted_peak_bytes))));
+  }
+  if (std::any_of(rows.begin(), rows.end(), [](const RunPrediction& row) { return row.run.mfu.has_value(); })) {
+    text += "  MFU: as each run's source counts it; pred MFU: pipeplan's count (Narayanan et al.'s FLOPs, attention's "
+            "whole s x s) at the predicted time. Sources count FLOPs their own way (GQA, causal attention), so compare "
+            "times, not MFU\n";
   }
   for (const RunPrediction& row : rows) {
     if (row.run.peak_memory_bytes) {

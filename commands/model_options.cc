@@ -55,7 +55,7 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
                    "Reduce each model chunk's gradients over d as soon as its last backward ends, behind the "
                    "backward still running (Megatron's --overlap-grad-reduce; default: after the pipeline)");
   command.add_flag("--overlap-param-gather,!--no-overlap-param-gather", flags.overlap_param_gather,
-                   "With --zero 1: gather the updated weights behind the next step's forward passes (Megatron's "
+                   "With --zero 1 (or 2/3 on p > 1): gather the updated weights behind the next step's forward passes (Megatron's "
                    "--overlap-param-gather; default: after the optimizer)");
   command.add_flag("--grad-reduce-in-bf16,!--no-grad-reduce-in-bf16", flags.grad_reduce_in_bf16,
                    "Gradient buffers and their data-parallel reduction in bf16 instead of fp32 (Megatron's "
@@ -81,12 +81,12 @@ void check_overlap_flags(const models::TrainingShape& shape) {
                      "pipeline rank reduce and gather each micro-batch's beside its passes already; drop them, or use "
                      "--zero 1 (or more pipeline ranks, where ZeRO-2/3 sync once per step)");
   }
-  if (shape.overlap_param_gather && !shape.overlap_grad_reduce) {
-    throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
-  }
   if (shape.overlap_param_gather && !shape.shards_once_per_step()) {
     throw InputError("--overlap-param-gather overlaps the sharded optimizer's weight all-gather: give --zero 1 "
-                     "with it");
+                     "with it (or --zero 2/3 with more than one pipeline rank)");
+  }
+  if (shape.overlap_param_gather && !shape.overlap_grad_reduce) {
+    throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
   }
 }
 

@@ -103,6 +103,17 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   return run;
 }
 
+// "llama3-8b on 8 x h100-sxm, t=1 p=4 d=2 ZeRO-1, micro-batch 1 x 8192 tokens{after}, recompute none".
+std::string heading(const ModelRun& run, int gpus, const std::string& after_tokens) {
+  const models::TrainingShape& shape = run.setup.shape;
+  return fmt::format("{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens{}, recompute {}{}\n",
+                     run.model.name, gpus, run.hardware.name, shape.tp,
+                     shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
+                     shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
+                     shape.micro_batch_size, shape.seq_len, after_tokens, models::recompute_name(shape.recompute),
+                     shape.fp8 ? ", fp8" : "");
+}
+
 CommandOutput model_output(const planner::ModelSimulation& result, const ModelRun& run,
                            const SimulateOutputs& outputs) {
   const planner::PipelineSetup& setup = run.setup;
@@ -112,14 +123,22 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["hardware"] = run.hardware.name;
   output.json["cost_source"] = result.cost_source;
   output.json["precision"] = setup.shape.fp8 ? "fp8" : "bf16";
-  output.text = fmt::format("{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens, recompute {}{}\n",
-                            run.model.name, result.gpus, run.hardware.name, setup.shape.tp,
-                            setup.shape.cp > 1 ? fmt::format(" c={}", setup.shape.cp) : "", setup.pp, setup.shape.dp,
-                            setup.shape.zero != models::ZeroStage::kNone
-                                ? fmt::format(" ZeRO-{}", static_cast<int>(setup.shape.zero))
-                                : "",
-                            setup.shape.micro_batch_size, setup.shape.seq_len,
-                            models::recompute_name(setup.shape.recompute), setup.shape.fp8 ? ", fp8" : "");
+  // The layout and settings the figures are for, as a plan file names them.
+  const models::TrainingShape& shape = setup.shape;
+  output.json["tp"] = shape.tp;
+  output.json["cp"] = shape.cp;
+  output.json["pp"] = setup.pp;
+  output.json["dp"] = shape.dp;
+  output.json["zero"] = static_cast<int>(shape.zero);
+  output.json["micro_batch_size"] = shape.micro_batch_size;
+  output.json["seq"] = shape.seq_len;
+  output.json["recompute"] = std::string(models::recompute_name(shape.recompute));
+  output.json["sequence_parallel"] = shape.sequence_parallel;
+  output.json["overlap_grad_reduce"] = shape.overlap_grad_reduce;
+  output.json["overlap_param_gather"] = shape.overlap_param_gather;
+  output.json["grad_reduce_in_bf16"] = shape.grad_reduce_in_bf16;
+  output.json["tp_comm_overlap"] = shape.tp_comm_overlap;
+  output.text = heading(run, result.gpus, "");
   if (!run.overrides.empty()) {
     output.json["plan_overrides"] = run.overrides;
     output.json["plan_changes"] = run.changes;
@@ -287,7 +306,7 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
   add_shape_options(command, options.shape, true);
   command.add_flag("--explain", options.explain,
                    "With --model or --plan: the step time per rank by term (GEMM, attention, elementwise, TP comm, "
-                   "CP comm, ZeRO comm, pass overhead, P2P exposed, bubble, DP sync, optimizer), adding up to the "
+                   "CP comm, ZeRO comm, overhead, P2P exposed, bubble, DP sync, optimizer), adding up to the "
                    "iteration");
 }
 
@@ -335,13 +354,9 @@ CommandOutput run_model_comparison(const ModelSimulateOptions& options, const Sc
     return row;
   };
   const planner::PipelineSetup& setup = base.setup;
-  const std::string heading = fmt::format(
-      "{} on {} x {}, t={}{} p={} d={}, micro-batch {} x {} tokens, {} micro-batches, recompute {}{}\n", base.model.name,
-      setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp, base.hardware.name, setup.shape.tp,
-      setup.shape.cp > 1 ? fmt::format(" c={}", setup.shape.cp) : "", setup.pp, setup.shape.dp,
-      setup.shape.micro_batch_size, setup.shape.seq_len, setup.microbatches, models::recompute_name(setup.shape.recompute),
-      setup.shape.fp8 ? ", fp8" : "");
-  CommandOutput output = compare_schedules(run_family, outputs, true, heading);
+  const int gpus = setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp;
+  CommandOutput output = compare_schedules(run_family, outputs, true,
+                                           heading(base, gpus, fmt::format(", {} micro-batches", setup.microbatches)));
   output.json["model"] = base.model.name;
   output.json["hardware"] = base.hardware.name;
   return output;

@@ -276,13 +276,16 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
     check_keys(runtime, file, "runtime", {"layer_overhead", "pass_overhead"});
     read(runtime, "layer_overhead", file, "runtime", config.layer_overhead_s, parse_seconds);
     read(runtime, "pass_overhead", file, "runtime", config.pass_overhead_s, parse_seconds);
-    if (config.layer_overhead_s > 0.1) {
-      throw_at(file, runtime["layer_overhead"], "runtime.layer_overhead: over 100 ms for one pass of one layer; "
-                                                "give the framework's cost per layer and pass, e.g. 0.5ms");
+    // A number without a unit is seconds: 0.92 is not 0.92 ms.
+    if (config.layer_overhead_s > 0.01) {
+      throw_at(file, runtime["layer_overhead"], "runtime.layer_overhead: over 10 ms for one pass of one layer (a number "
+                                                "without a unit is seconds); give the framework's cost per layer and "
+                                                "pass, e.g. 0.5ms");
     }
     if (config.pass_overhead_s > 0.1) {
-      throw_at(file, runtime["pass_overhead"], "runtime.pass_overhead: over 100 ms for one pass of a model chunk; "
-                                               "give the framework's cost per pass, e.g. 0.5ms");
+      throw_at(file, runtime["pass_overhead"], "runtime.pass_overhead: over 100 ms for one pass of a model chunk (a "
+                                               "number without a unit is seconds); give the framework's cost per pass, "
+                                               "e.g. 0.5ms");
     }
   }
   if (const YAML::Node nodes = root["nodes"]) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/generators/registry.h"
+
 namespace pipeplan::planner {
 namespace {
 
@@ -39,7 +41,10 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
       plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
   if (plan.cp > 1) args += fmt::format(" --context-parallel-size {}", plan.cp);
   if (plan.sequence_parallel) args += " --sequence-parallel";
-  if (plan.zero == models::ZeroStage::kOptimizer) args += " --use-distributed-optimizer";
+  // Under pipelining ZeRO-2/3 sync once per step as the distributed
+  // optimizer does: Megatron's nearest (the note says so).
+  const bool nearest_zero1 = plan.zero >= models::ZeroStage::kGradients && plan.pp > 1;
+  if (plan.zero == models::ZeroStage::kOptimizer || nearest_zero1) args += " --use-distributed-optimizer";
   if (plan.runtime.overlap_grad_reduce) args += " --overlap-grad-reduce";
   if (plan.runtime.overlap_param_gather) args += " --overlap-param-gather";
   if (plan.runtime.grad_reduce_in_bf16) args += " --grad-reduce-in-bf16";
@@ -57,13 +62,19 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.zero >= models::ZeroStage::kGradients) {
     notes.push_back(fmt::format("ZeRO-{}: not in Megatron-LM, whose distributed optimizer is ZeRO-1 ({})",
                                 static_cast<int>(plan.zero),
-                                plan.pp > 1 ? "torchtitan runs it: FSDP under PyTorch's pipelining, synced once per step"
-                                            : "DeepSpeed or FSDP runs it"));
+                                nearest_zero1 ? "given in its place: the same step time under pipelining, less "
+                                                "memory; torchtitan runs FSDP x PP as planned"
+                                              : "DeepSpeed or FSDP runs it"));
   }
-  if (plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
-    notes.push_back(fmt::format("schedule {}: not in Megatron-LM's built-in schedules (PyTorch pipelining or the Zero "
-                                "Bubble / DualPipe forks run it)",
-                                plan.schedule));
+  // One pipeline rank runs no pipeline schedule.
+  if (plan.pp > 1 && plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
+    const sim::ScheduleFamily& family = sim::find_schedule_family(plan.schedule);
+    std::string runs_it = "no framework runs it";
+    if (family.name == "ZBH1" || family.name == "ZBH2") runs_it = "the Zero Bubble fork of Megatron-LM runs it";
+    if (sim::runs_in_pytorch_pipelining(family)) runs_it = "PyTorch's pipelining runs it";
+    if (family.name == "ZBVZeroBubble") runs_it = "PyTorch's pipelining and the Zero Bubble fork run it";
+    if (family.name == "DualPipeV") runs_it = "PyTorch's pipelining and DeepSeek's DualPipe run it";
+    notes.push_back(fmt::format("schedule {}: not in Megatron-LM's built-in schedules ({})", plan.schedule, runs_it));
   }
   if (!notes.empty()) args += fmt::format("  # {}", fmt::join(notes, "; "));
   return args;

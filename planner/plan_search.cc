@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/parallel.h"
@@ -184,14 +186,21 @@ void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate) {
 // dropped in silence.
 void add_runtime_warnings(const models::RuntimeFlags& asked, const PlanCandidate& best,
                           std::vector<std::string>& warnings) {
-  const std::pair<bool, bool> flags[] = {{asked.overlap_grad_reduce, best.runtime.overlap_grad_reduce},
-                                         {asked.overlap_param_gather, best.runtime.overlap_param_gather},
-                                         {asked.tp_comm_overlap, best.runtime.tp_comm_overlap}};
-  const char* names[] = {"--overlap-grad-reduce (it needs d > 1)",
-                         "--overlap-param-gather (it needs d > 1 and the distributed optimizer)",
-                         "--tp-comm-overlap (it needs t > 1 with sequence parallelism)"};
-  for (std::size_t i = 0; i < std::size(flags); ++i) {
-    if (flags[i].first && !flags[i].second) warnings.push_back(fmt::format("{} does not apply to the best plan", names[i]));
+  // Why the data-parallel overlaps do not apply to this plan.
+  std::string sync_reason = "it has d x c = 1: no data-parallel sync";
+  if (best.dp * best.cp > 1) {
+    sync_reason = fmt::format("its ZeRO-{} on one pipeline rank syncs beside each micro-batch's passes",
+                              static_cast<int>(best.zero));
+  }
+  const std::string gather_reason =
+      best.dp * best.cp > 1 && best.zero == models::ZeroStage::kNone ? "it shards no optimizer state" : sync_reason;
+  const std::tuple<bool, bool, std::string> flags[] = {
+      {asked.overlap_grad_reduce, best.runtime.overlap_grad_reduce, "--overlap-grad-reduce (" + sync_reason + ")"},
+      {asked.overlap_param_gather, best.runtime.overlap_param_gather, "--overlap-param-gather (" + gather_reason + ")"},
+      {asked.tp_comm_overlap, best.runtime.tp_comm_overlap,
+       "--tp-comm-overlap (it needs t > 1 with sequence parallelism)"}};
+  for (const auto& [asked_for, applied, name] : flags) {
+    if (asked_for && !applied) warnings.push_back(fmt::format("{} does not apply to the best plan", name));
   }
 }
 

@@ -25,6 +25,16 @@ void expect_plan_refused(const std::string& args, const std::string& needle) {
   expect_refused("plan " + args + " --threads 3", needle);
 }
 
+// A plan of Llama 3 8B on 8 H100 with `fixed` axes written to a temporary
+// file: its path, or empty when planning failed.
+std::string written_plan(const std::string& name, const std::string& fixed) {
+  const std::string plan = temp_path(name);
+  const CommandResult result = run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 " +
+                                   fixed + " --out " + plan);
+  EXPECT_EQ(result.code, 0) << result.err;
+  return result.code == 0 ? plan : "";
+}
+
 TEST(FirstHour, PlanErrorsInsideTheSearchAreOneLineWithAnyThreadCount) {
   const std::string base = "--model llama3-70b --hardware h100-sxm --gpus 64 --global-batch 256";
   expect_plan_refused(base + " --schedule dualpipe", "did you mean DualPipeV?");
@@ -171,6 +181,50 @@ TEST(FirstHour, ShardingIsCostedWhereAFrameworkRunsIt) {
   }
 }
 
+TEST(FirstHour, PipelinedShardingReplaysAndMapsToWhatFrameworksRun) {
+  // A ZeRO-3 plan on one pipeline rank re-costed on four, and back.
+  const std::string one = written_plan("zero3-p1.yaml", "--pp 1 --zero 3");
+  ASSERT_FALSE(one.empty());
+  const CommandResult four = run("simulate --plan " + one + " --pp 4 --dp 2 --layout 'Et*8|t*8|t*8|t*8L' --json");
+  ASSERT_EQ(four.code, 0) << four.err;
+  const json replay = json::parse(four.out);
+  EXPECT_EQ(replay["zero"], 3);
+  EXPECT_EQ(replay["pp"], 4);
+  // Megatron-LM has no ZeRO-3: under pipelining its distributed optimizer
+  // is given in its place and said so; a schedule names who runs it.
+  const json plan = json::parse(
+      run("plan --model llama3-8b --hardware h100-sxm --gpus 16 --global-batch 64 --seq 4096 --pp 4 --zero 3 "
+          "--schedule ZBVZeroBubble --overlap-grad-reduce --overlap-param-gather --json")
+          .out);
+  const std::string args = plan["megatron_args"];
+  EXPECT_NE(args.find("--use-distributed-optimizer"), std::string::npos) << args;
+  EXPECT_NE(args.find("ZeRO-3: not in Megatron-LM, whose distributed optimizer is ZeRO-1 (given in its place"),
+            std::string::npos)
+      << args;
+  EXPECT_NE(args.find("schedule ZBVZeroBubble: not in Megatron-LM's built-in schedules (PyTorch's pipelining and the "
+                      "Zero Bubble fork run it)"),
+            std::string::npos)
+      << args;
+  // On one pipeline rank ZeRO-3 syncs per micro-batch: the overlaps do not
+  // apply, and the warning says why.
+  const CommandResult flat = run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 32 --seq 4096 "
+                                 "--pp 1 --overlap-grad-reduce --overlap-param-gather");
+  ASSERT_NE(flat.out.find("ZeRO-3"), std::string::npos) << flat.out;  // the best plan on one rank shards the weights
+  EXPECT_NE(flat.out.find("warning: --overlap-grad-reduce (its ZeRO-3 on one pipeline rank syncs beside each "
+                          "micro-batch's passes) does not apply"),
+            std::string::npos)
+      << flat.out;
+}
+
+TEST(FirstHour, OptionValuesCli11CannotReadSayWhatToGive) {
+  const std::string base = "simulate --model llama3-8b --hardware h100-sxm ";
+  expect_refused(base + "--zero 1.5", "--zero 1.5: give a whole number, e.g. --zero 2");
+  expect_refused(base + "--tp abc", "--tp abc: give a number");
+  expect_refused(base + "--schedule-csv " + kData + "/deadlock_2rank.csv",
+                 "with --model the schedule is generated from --schedule");
+  expect_refused(base + "--pp 4 --dp 2 --overlap-param-gather", "give --zero 1 with it");
+}
+
 TEST(FirstHour, AFixedZeroStageIsTheBestPlansOrRefused) {
   const std::string base = "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 ";
   const json two = json::parse(run(base + "--zero 2 --json").out);
@@ -196,16 +250,6 @@ TEST(FirstHour, MemoryCapsAreRealAndKeptInThePlan) {
   // Another GPU's default is its own usable memory.
   const json other = json::parse(run("simulate --plan " + plan + " --hardware h200-sxm --json").out);
   EXPECT_GT(other["memory_limit_bytes"].get<double>(), 100e9);
-}
-
-// A plan of Llama 3 8B on 8 H100 with `fixed` axes written to a temporary
-// file: its path, or empty when planning failed.
-std::string written_plan(const std::string& name, const std::string& fixed) {
-  const std::string plan = temp_path(name);
-  const CommandResult result = run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 " +
-                                   fixed + " --out " + plan);
-  EXPECT_EQ(result.code, 0) << result.err;
-  return result.code == 0 ? plan : "";
 }
 
 TEST(FirstHour, PlanFilesRefuseUnknownKeysAndKeepChunksAcrossLoopedSchedules) {
