@@ -58,4 +58,14 @@ inline void expect_refused(const std::string& args, const std::string& needle) {
   EXPECT_NE(result.err.find(needle), std::string::npos) << args << "\n" << result.err;
 }
 
+// A plan of Llama 3 8B on 8 H100 with `fixed` axes written to a temporary
+// file: its path, or empty when planning failed.
+inline std::string written_plan(const std::string& name, const std::string& fixed) {
+  const std::string plan = temp_path(name);
+  const CommandResult result = run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 " +
+                                   fixed + " --out " + plan);
+  EXPECT_EQ(result.code, 0) << result.err;
+  return result.code == 0 ? plan : "";
+}
+
 }  // namespace pipeplan::testing
