@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-
 #include <map>
 #include <string_view>
 
@@ -65,9 +64,10 @@ std::string runs_table(const std::vector<RunPrediction>& rows) {
                                                            format_bytes(static_cast<double>(row.predicted_peak_bytes))));
   }
   if (std::any_of(rows.begin(), rows.end(), [](const RunPrediction& row) { return row.run.mfu.has_value(); })) {
-    text += "  MFU: as each run's source counts it; pred MFU: pipeplan's count (Narayanan et al.'s FLOPs, attention's "
-            "whole s x s) at the predicted time. Sources count FLOPs their own way (GQA, causal attention), so compare "
-            "times, not MFU\n";
+    text +=
+        "  MFU: as each run's source counts it; pred MFU: pipeplan's count (Narayanan et al.'s FLOPs, attention's "
+        "whole s x s) at the predicted time. Sources count FLOPs their own way (GQA, causal attention), so compare "
+        "times, not MFU\n";
   }
   for (const RunPrediction& row : rows) {
     if (row.run.peak_memory_bytes) {

@@ -40,10 +40,9 @@ class RunReader {
     run.schedule = node_["schedule"] ? std::string(sim::find_schedule_family(text("schedule")).name)
                                      : (run.vp > 1 ? "Interleaved1F1B" : "1F1B");
     if (node_["recompute"]) {
-      run.recompute = parse_at(node_["recompute"], file_, "recompute",
-                               [](const std::string& value, const std::string&) {
-                                 return models::parse_recompute(value, "'recompute'");
-                               });
+      run.recompute = parse_at(
+          node_["recompute"], file_, "recompute",
+          [](const std::string& value, const std::string&) { return models::parse_recompute(value, "'recompute'"); });
     }
     run.sequence_parallel = flag("sequence_parallel");
     run.distributed_optimizer = flag("distributed_optimizer");

@@ -104,8 +104,9 @@ void register_calibrate_command(CLI::App& app) {
                    "Runs YAML files (see configs/calibration/) and comparison.json files written by pipeplan validate "
                    "(the pipeline alone, on the plan's hardware)")
       ->required();
-  command->add_option("--fit", options->fit,
-                      "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, runtime.layer_overhead]");
+  command->add_option(
+      "--fit", options->fit,
+      "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, runtime.layer_overhead]");
   command->add_option("--holdout", options->holdout,
                       "Runs left out of the fit (spread over the file), to see their error")->capture_default_str();
   command->add_option("--out", options->out, "Write the fitted hardware YAML here (base: the runs' description)");

@@ -29,11 +29,12 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
                    "Store the attention scores (5as^2b bytes per layer) as without FlashAttention");
   if (!with_data_parallel) return;
   command.add_option("--dp,-d", options.dp, "Data-parallel size d (replicas of the pipeline)")->capture_default_str();
-  command.add_option("--zero", options.zero,
-                     "Sharding over the d x c ranks holding the same weights: 0 none, 1 optimizer states (Megatron's "
-                     "distributed optimizer), 2 + gradients (reduce-scattered every micro-batch), 3 + weights (FSDP: "
-                     "gathered for every layer's forward and backward); on p > 1 both hold the weights and gradients "
-                     "whole through the step and sync once per step, as PyTorch's pipelining runs FSDP")
+  command
+      .add_option("--zero", options.zero,
+                  "Sharding over the d x c ranks holding the same weights: 0 none, 1 optimizer states (Megatron's "
+                  "distributed optimizer), 2 + gradients (reduce-scattered every micro-batch), 3 + weights (FSDP: "
+                  "gathered for every layer's forward and backward); on p > 1 both hold the weights and gradients "
+                  "whole through the step and sync once per step, as PyTorch's pipelining runs FSDP")
       ->capture_default_str();
   add_runtime_flags(command, options.runtime);
 }
@@ -54,9 +55,10 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
   command.add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", flags.overlap_grad_reduce,
                    "Reduce each model chunk's gradients over d as soon as its last backward ends, behind the "
                    "backward still running (Megatron's --overlap-grad-reduce; default: after the pipeline)");
-  command.add_flag("--overlap-param-gather,!--no-overlap-param-gather", flags.overlap_param_gather,
-                   "With --zero 1 (or 2/3 on p > 1): gather the updated weights behind the next step's forward passes (Megatron's "
-                   "--overlap-param-gather; default: after the optimizer)");
+  command.add_flag(
+      "--overlap-param-gather,!--no-overlap-param-gather", flags.overlap_param_gather,
+      "With --zero 1 (or 2/3 on p > 1): gather the updated weights behind the next step's forward passes (Megatron's "
+      "--overlap-param-gather; default: after the optimizer)");
   command.add_flag("--grad-reduce-in-bf16,!--no-grad-reduce-in-bf16", flags.grad_reduce_in_bf16,
                    "Gradient buffers and their data-parallel reduction in bf16 instead of fp32 (Megatron's "
                    "--grad-reduce-in-bf16)");
@@ -77,13 +79,15 @@ void check_overlap_flags(const models::TrainingShape& shape) {
   }
   if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.zero >= models::ZeroStage::kGradients &&
       !shape.pipelined) {
-    throw InputError("--overlap-grad-reduce / --overlap-param-gather overlap a once-per-step sync: ZeRO-2/3 on one "
-                     "pipeline rank reduce and gather each micro-batch's beside its passes already; drop them, or use "
-                     "--zero 1 (or more pipeline ranks, where ZeRO-2/3 sync once per step)");
+    throw InputError(
+        "--overlap-grad-reduce / --overlap-param-gather overlap a once-per-step sync: ZeRO-2/3 on one "
+        "pipeline rank reduce and gather each micro-batch's beside its passes already; drop them, or use "
+        "--zero 1 (or more pipeline ranks, where ZeRO-2/3 sync once per step)");
   }
   if (shape.overlap_param_gather && !shape.shards_once_per_step()) {
-    throw InputError("--overlap-param-gather overlaps the sharded optimizer's weight all-gather: give --zero 1 "
-                     "with it (or --zero 2/3 with more than one pipeline rank)");
+    throw InputError(
+        "--overlap-param-gather overlaps the sharded optimizer's weight all-gather: give --zero 1 "
+        "with it (or --zero 2/3 with more than one pipeline rank)");
   }
   if (shape.overlap_param_gather && !shape.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
@@ -101,7 +105,8 @@ void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, i
   }
 }
 
-models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model, int pipeline_ranks) {
+models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model,
+                                     int pipeline_ranks) {
   for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
                              std::pair{options.cp, "--cp"}, std::pair{options.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));

@@ -30,7 +30,7 @@ struct ModelRun {
   std::vector<std::string> overrides;  // for a plan: the options that changed it
   std::vector<std::string> changes;    // for a plan: what the overrides made of its GPUs and global batch
   std::optional<planner::PlanFile> layout_plan = {};  // the plan file whose layout `layout` is
-  std::optional<double> plan_predicted_s = {};         // a plan replayed as written: the step time it predicted
+  std::optional<double> plan_predicted_s = {};        // a plan replayed as written: the step time it predicted
 };
 
 planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& layers, int stages) {
@@ -106,12 +106,12 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
 // "llama3-8b on 8 x h100-sxm, t=1 p=4 d=2 ZeRO-1, micro-batch 1 x 8192 tokens{after}, recompute none".
 std::string heading(const ModelRun& run, int gpus, const std::string& after_tokens) {
   const models::TrainingShape& shape = run.setup.shape;
-  return fmt::format("{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens{}, recompute {}{}\n",
-                     run.model.name, gpus, run.hardware.name, shape.tp,
-                     shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
-                     shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
-                     shape.micro_batch_size, shape.seq_len, after_tokens, models::recompute_name(shape.recompute),
-                     shape.fp8 ? ", fp8" : "");
+  return fmt::format(
+      "{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens{}, recompute {}{}\n", run.model.name, gpus,
+      run.hardware.name, shape.tp, shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
+      shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
+      shape.micro_batch_size, shape.seq_len, after_tokens, models::recompute_name(shape.recompute),
+      shape.fp8 ? ", fp8" : "");
 }
 
 CommandOutput model_output(const planner::ModelSimulation& result, const ModelRun& run,

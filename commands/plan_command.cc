@@ -79,9 +79,10 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
   }
   if ((runtime.overlap_grad_reduce || runtime.overlap_param_gather) && options.zero.value_or(0) >= 2 &&
       options.pp.value_or(0) == 1) {
-    throw InputError("--overlap-grad-reduce / --overlap-param-gather overlap a once-per-step sync: with --zero 2 or 3 "
-                     "on --pp 1 each micro-batch's is reduced beside its passes; drop them, use --zero 1, or more "
-                     "pipeline ranks");
+    throw InputError(
+        "--overlap-grad-reduce / --overlap-param-gather overlap a once-per-step sync: with --zero 2 or 3 "
+        "on --pp 1 each micro-batch's is reduced beside its passes; drop them, use --zero 1, or more "
+        "pipeline ranks");
   }
   if (runtime.overlap_param_gather && options.zero == 0) {
     throw InputError("--overlap-param-gather overlaps the distributed optimizer's weight gather: not with --zero 0");
@@ -246,10 +247,11 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   options->sequence_parallel_option =
       command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,
                         "Sequence parallelism with t > 1 [default: on, Megatron's advice]");
-  command->add_option("--zero", options->zero,
-                      "Fix the optimizer and gradient sharding over the d x c ranks holding the same weights: 0 none, "
-                      "1 optimizer states (Megatron's distributed optimizer), 2 + gradients, 3 + weights (FSDP; on p > 1 "
-                      "both sync once per step, as PyTorch's pipelining runs FSDP) [default: searched]");
+  command->add_option(
+      "--zero", options->zero,
+      "Fix the optimizer and gradient sharding over the d x c ranks holding the same weights: 0 none, "
+      "1 optimizer states (Megatron's distributed optimizer), 2 + gradients, 3 + weights (FSDP; on p > 1 "
+      "both sync once per step, as PyTorch's pipelining runs FSDP) [default: searched]");
   add_runtime_flags(*command, options->runtime);
   command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
   command->add_option("--schedule", options->schedule, "Fix the schedule");

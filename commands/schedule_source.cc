@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
-#include "sim/validation.h"
 #include "sim/generators/registry.h"
 #include "sim/schedule_csv.h"
+#include "sim/validation.h"
 
 namespace pipeplan::commands {
 

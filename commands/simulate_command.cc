@@ -145,8 +145,9 @@ CommandOutput run_simulate(const SimulateOptions& options, const CLI::App& comma
   }
   if (options.model.model) {
     if (options.source.csv_file) {
-      throw InputError("--schedule-csv replays a file's schedule with given times (--tf, --tb, ...); with --model the "
-                       "schedule is generated from --schedule: drop one of them");
+      throw InputError(
+          "--schedule-csv replays a file's schedule with given times (--tf, --tb, ...); with --model the "
+          "schedule is generated from --schedule: drop one of them");
     }
     refuse_unread_options(command, joined({model_mode_options(), all ? kComparison : joined({{"explain"}, kOneRun})}),
                           all ? "with --schedule all and --model" : "with --model (costs come from the cost model)");

@@ -161,7 +161,8 @@ std::string format_count(double count) {
 
 double parse_fraction(std::string_view text, std::string_view field) {
   if (trim(text).starts_with('-')) {
-    throw InputError(fmt::format("{}: '{}' is negative; give a fraction between 0 and 1, e.g. 0.8 or 80%", field, text));
+    throw InputError(
+        fmt::format("{}: '{}' is negative; give a fraction between 0 and 1, e.g. 0.8 or 80%", field, text));
   }
   if (text.ends_with('%')) return parse_non_negative(text.substr(0, text.size() - 1), field) / 100.0;
   return parse_non_negative(text, field);

@@ -256,8 +256,9 @@ HardwareConfig load_base(const YAML::Node& node, const std::string& file, int de
 
 HardwareConfig read_root(const YAML::Node& root, const std::string& file, int depth) {
   if (!root.IsMap()) {
-    throw_at(file, root, fmt::format("{}a hardware file is a map with keys name, gpu, node, network",
-                                     root.IsNull() ? "the file is empty: " : ""));
+    throw_at(file, root,
+             fmt::format("{}a hardware file is a map with keys name, gpu, node, network",
+                         root.IsNull() ? "the file is empty: " : ""));
   }
   check_keys(root, file, "the hardware file",
              {"name", "aliases", "source", "base", "gpu", "node", "network", "nodes", "runtime"});
@@ -278,14 +279,16 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
     read(runtime, "pass_overhead", file, "runtime", config.pass_overhead_s, parse_seconds);
     // A number without a unit is seconds: 0.92 is not 0.92 ms.
     if (config.layer_overhead_s > 0.01) {
-      throw_at(file, runtime["layer_overhead"], "runtime.layer_overhead: over 10 ms for one pass of one layer (a number "
-                                                "without a unit is seconds); give the framework's cost per layer and "
-                                                "pass, e.g. 0.5ms");
+      throw_at(file, runtime["layer_overhead"],
+               "runtime.layer_overhead: over 10 ms for one pass of one layer (a number "
+               "without a unit is seconds); give the framework's cost per layer and "
+               "pass, e.g. 0.5ms");
     }
     if (config.pass_overhead_s > 0.1) {
-      throw_at(file, runtime["pass_overhead"], "runtime.pass_overhead: over 100 ms for one pass of a model chunk (a "
-                                               "number without a unit is seconds); give the framework's cost per pass, "
-                                               "e.g. 0.5ms");
+      throw_at(file, runtime["pass_overhead"],
+               "runtime.pass_overhead: over 100 ms for one pass of a model chunk (a "
+               "number without a unit is seconds); give the framework's cost per pass, "
+               "e.g. 0.5ms");
     }
   }
   if (const YAML::Node nodes = root["nodes"]) {
@@ -362,8 +365,8 @@ std::vector<std::string> builtin_hardware_names() { return embedded_names("hardw
 std::vector<std::string> hardware_assumptions(const HardwareConfig& hardware) {
   std::vector<std::string> assumed;
   if (!hardware.matmul_given) {
-    assumed.push_back(fmt::format("{} gives no gpu.efficiency.matmul: GEMMs at 100 % of peak, no kernel overhead",
-                                  hardware.name));
+    assumed.push_back(
+        fmt::format("{} gives no gpu.efficiency.matmul: GEMMs at 100 % of peak, no kernel overhead", hardware.name));
   }
   if (!hardware.runtime_given) {
     assumed.push_back(fmt::format("{} gives no runtime: nothing paid outside the kernels", hardware.name));

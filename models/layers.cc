@@ -3,7 +3,6 @@
 // halves (models/attention_costs.cc, models/mlp_costs.cc).
 #include "models/layers.h"
 
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

@@ -1,6 +1,5 @@
 #include "models/model_config.h"
 
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -80,8 +79,9 @@ class Fields {
                                          minimum == 0 ? ">= 0" : "a positive size", number));
     }
     if (const std::optional<long double> limit = field_limit(prefix_ + key); limit && number > *limit) {
-      throw_at(file_, value, fmt::format("'{}{}' = {} is over the limit of {:.0f}", prefix_, key, number,
-                                         static_cast<double>(*limit)));
+      throw_at(
+          file_, value,
+          fmt::format("'{}{}' = {} is over the limit of {:.0f}", prefix_, key, number, static_cast<double>(*limit)));
     }
     return number;
   }

@@ -17,13 +17,13 @@ constexpr long double kMaxScoreElements = 0x1p56L;  // b x heads x s^2
 
 // The bound on a model file's field ("layers", "moe.experts"), if it has one.
 constexpr std::optional<long double> field_limit(std::string_view field) {
-  for (std::string_view count : {"layers", "heads", "kv_heads", "moe.experts", "moe.top_k", "moe.shared_experts",
-                                 "moe.dense_layers"}) {
+  for (std::string_view count :
+       {"layers", "heads", "kv_heads", "moe.experts", "moe.top_k", "moe.shared_experts", "moe.dense_layers"}) {
     if (field == count) return kMaxCount;
   }
-  for (std::string_view dimension : {"hidden", "ffn", "head_dim", "moe.expert_ffn", "mla.q_lora_rank",
-                                     "mla.kv_lora_rank", "mla.qk_nope_head_dim", "mla.qk_rope_head_dim",
-                                     "mla.v_head_dim"}) {
+  for (std::string_view dimension :
+       {"hidden", "ffn", "head_dim", "moe.expert_ffn", "mla.q_lora_rank", "mla.kv_lora_rank", "mla.qk_nope_head_dim",
+        "mla.qk_rope_head_dim", "mla.v_head_dim"}) {
     if (field == dimension) return kMaxDimension;
   }
   if (field == "vocab") return kMaxVocab;

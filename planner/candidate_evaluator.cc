@@ -140,7 +140,8 @@ std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, in
 std::optional<StageSplit> time_split(const LayerContext& layers, int stages) {
   const LayerTable& table = layers.table;
   return min_max_split(
-      table.size(), stages, [&](int, int i, int j) { return table.stage_time_s(i, j); }, [](int, int, int) { return true; });
+      table.size(), stages, [&](int, int i, int j) { return table.stage_time_s(i, j); },
+      [](int, int, int) { return true; });
 }
 
 // The largest stage memory (weights, state, buffers and the activations at
@@ -244,9 +245,10 @@ StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& c
   // overhead per stage and their layers' overheads, whatever the split.
   const double more_passes = (context.schedule.stages - 1) * table.pass_overhead_s();
   StepBounds bounds;
-  bounds.iteration_time_s = context.span.any_split_bound_s(scale * table.forward_s(0, n) + table.forward_overhead_s(0, n) + more_passes,
-                                                           scale * table.backward_input_s(0, n) + table.backward_overhead_s(0, n) + more_passes,
-                                                           scale * table.backward_weight_s(0, n)) *
+  bounds.iteration_time_s = context.span.any_split_bound_s(
+                                scale * table.forward_s(0, n) + table.forward_overhead_s(0, n) + more_passes,
+                                scale * table.backward_input_s(0, n) + table.backward_overhead_s(0, n) + more_passes,
+                                scale * table.backward_weight_s(0, n)) *
                             (1 - 1e-9);
   bounds.peak_bytes = static_cast<std::int64_t>(rank_memory_floor(layers, context) * (1 - 1e-6));
   return bounds;

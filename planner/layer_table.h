@@ -60,7 +60,7 @@ class LayerTable {
   std::vector<std::string> names_;
   double pass_overhead_s_ = 0;
   std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
-  std::vector<double> forward_overhead_, backward_overhead_;         // prefix sums
+  std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums
   std::vector<double> params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
   std::vector<double> output_;                                       // per layer
   std::vector<std::vector<double>> working_max_;                     // sparse table: [level][start]

@@ -1,10 +1,10 @@
 #include "planner/model_simulation.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "common/error.h"
 #include "models/time_model.h"

@@ -114,10 +114,9 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   p.dp = read_count(root, "dp", path);
   p.micro_batch_size = read_count(root, "micro_batch_size", path);
   p.microbatches = read_count(root, "microbatches", path);
-  p.schedule = std::string(parse_at(root["schedule"] ? root["schedule"] : root, path, "schedule",
-                                    [](std::string_view text, std::string_view) {
-                                      return sim::find_schedule_family(text).name;
-                                    }));
+  p.schedule = std::string(
+      parse_at(root["schedule"] ? root["schedule"] : root, path, "schedule",
+               [](std::string_view text, std::string_view) { return sim::find_schedule_family(text).name; }));
   p.virtual_stages = read_count(root, "virtual", path);
   if (!root["recompute"]) throw_at(path, root, "the plan has no 'recompute'");
   p.recompute = parse_at(root["recompute"], path, "recompute", [](std::string_view text, std::string_view) {
@@ -140,12 +139,12 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   file.path = path;
   file.layout_line = root["layout"].Mark().line + 1;
   file.layout_column = root["layout"].Mark().column + 1;
-  const int stages = parse_at(root["layout"], path, "layout", [](std::string_view text, std::string_view) {
-    return layout_stage_count(text);
-  });
+  const int stages = parse_at(root["layout"], path, "layout",
+                              [](std::string_view text, std::string_view) { return layout_stage_count(text); });
   if (stages != p.pp * p.virtual_stages) {
-    throw_at(path, root["layout"], fmt::format("'layout' has {} stages but pp x virtual is {} x {} = {}", stages, p.pp,
-                                               p.virtual_stages, p.pp * p.virtual_stages));
+    throw_at(path, root["layout"],
+             fmt::format("'layout' has {} stages but pp x virtual is {} x {} = {}", stages, p.pp, p.virtual_stages,
+                         p.pp * p.virtual_stages));
   }
   if (root["profile"]) file.profile = read_text(root, "profile", path);
   if (const YAML::Node cap = root["memory_cap_bytes"]) {

@@ -123,7 +123,8 @@ void check_fixed_choices(const PlanRequest& request) {
   if (request.micro_batch_size && *request.micro_batch_size < 1) {
     throw InputError(fmt::format("--micro-batch-size must be >= 1 (got {})", *request.micro_batch_size));
   }
-  if (request.zero && request.pp && request.schedule) check_zero_pipeline(*request.zero, *request.pp, *request.schedule);
+  if (request.zero && request.pp && request.schedule)
+    check_zero_pipeline(*request.zero, *request.pp, *request.schedule);
 }
 
 // Why no group was left: the fixed micro-batch size, or the combination.

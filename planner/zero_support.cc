@@ -25,9 +25,10 @@ void check_zero_pipeline(models::ZeroStage zero, int pp, std::string_view schedu
   const std::string_view where = family.name == "naive" ? "no framework runs it"
                                                         : "it runs in the Zero Bubble fork of Megatron-LM, whose "
                                                           "distributed optimizer is ZeRO-1";
-  throw InputError(fmt::format("--zero {} on {} pipeline ranks runs as PyTorch's pipelining runs FSDP, on its "
-                               "schedules ({}); {} is not one ({}): use --zero 1, or one of those schedules",
-                               static_cast<int>(zero), pp, fmt::join(runnable, ", "), family.name, where));
+  throw InputError(
+      fmt::format("--zero {} on {} pipeline ranks runs as PyTorch's pipelining runs FSDP, on its "
+                  "schedules ({}); {} is not one ({}): use --zero 1, or one of those schedules",
+                  static_cast<int>(zero), pp, fmt::join(runnable, ", "), family.name, where));
 }
 
 }  // namespace pipeplan::planner

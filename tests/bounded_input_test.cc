@@ -124,11 +124,13 @@ TEST(BoundedInput, ModelSizesAreBoundedBeforeCounting) {
   const auto at = model.find("hidden: ");
   ASSERT_NE(at, std::string::npos);
   model.replace(at, model.find('\n', at) - at, "hidden: 2000000000");
-  expect_refused("model show " + write_temp("huge_hidden.yaml", model), "huge_hidden.yaml:6:9: 'hidden' = 2000000000 is over the limit of 1048576");
+  expect_refused("model show " + write_temp("huge_hidden.yaml", model),
+                 "huge_hidden.yaml:6:9: 'hidden' = 2000000000 is over the limit of 1048576");
   std::string vocab = slurp(kConfigs + "/models/llama3-8b.yaml");
   const auto v = vocab.find("vocab: ");
   vocab.replace(v, vocab.find('\n', v) - v, "vocab: 9000000000000000000");
-  expect_refused("model show " + write_temp("huge_vocab.yaml", vocab), "'vocab' = 9000000000000000000 is over the limit");
+  expect_refused("model show " + write_temp("huge_vocab.yaml", vocab),
+                 "'vocab' = 9000000000000000000 is over the limit");
 }
 
 TEST(BoundedInput, DeepExpressionsAreRefusedNotRecursed) {

@@ -38,7 +38,8 @@ TEST(FirstHour, PlanErrorsInsideTheSearchAreOneLineWithAnyThreadCount) {
   expect_plan_refused(base + " --micro-batch-size 3", "--micro-batch-size 3 divides no batch per replica");
   expect_plan_refused(base + " --schedule GPipe --virtual 2", "GPipe runs 1 stage(s) per rank: --virtual must be 1");
   expect_plan_refused(base + " --dp 3", "--dp 3 does not divide --gpus 64");
-  expect_plan_refused(base + " --zero 3 --pp 2 --schedule ZBH1", "--zero 3 on 2 pipeline ranks runs as PyTorch's pipelining");
+  expect_plan_refused(base + " --zero 3 --pp 2 --schedule ZBH1",
+                      "--zero 3 on 2 pipeline ranks runs as PyTorch's pipelining");
   expect_plan_refused(base + " --seq 100000", "pass --allow-long-context");
   expect_plan_refused(base + " --memory-cap 4GiB", "the smallest peak found is");
 }
@@ -197,8 +198,9 @@ TEST(FirstHour, PipelinedShardingReplaysAndMapsToWhatFrameworksRun) {
       << args;
   // On one pipeline rank ZeRO-3 syncs per micro-batch: the overlaps do not
   // apply, and the warning says why.
-  const CommandResult flat = run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 32 --seq 4096 "
-                                 "--pp 1 --overlap-grad-reduce --overlap-param-gather");
+  const CommandResult flat =
+      run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 32 --seq 4096 "
+          "--pp 1 --overlap-grad-reduce --overlap-param-gather");
   ASSERT_NE(flat.out.find("ZeRO-3"), std::string::npos) << flat.out;  // the best plan on one rank shards the weights
   EXPECT_NE(flat.out.find("warning: --overlap-grad-reduce (its ZeRO-3 on one pipeline rank syncs beside each "
                           "micro-batch's passes) does not apply"),

@@ -265,7 +265,8 @@ gpu:
   efficiency: {matmul: {kernel_overhead: 7us}}
 node: {bus_bandwidth: 300GB/s}
 runtime: {pass_overhead: 0.5ms, layer_overhead: 0.25ms}
-)", "tiles.yaml");
+)",
+                                                "tiles.yaml");
   EXPECT_EQ(hw.gpu.sms, 100);
   ASSERT_EQ(hw.gpu.gemm_tiles.size(), 1u);
   EXPECT_EQ(hw.gpu.gemm_tiles[0].rows, 64);

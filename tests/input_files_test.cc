@@ -30,7 +30,8 @@ TEST(InputFiles, MemoryCapsAreRealAndKeptInThePlan) {
 }
 
 TEST(InputFiles, PlanFilesRefuseUnknownKeysAndKeepChunksAcrossLoopedSchedules) {
-  const std::string plan = written_plan("looped-plan.yaml", "--pp 4 --schedule Interleaved1F1B --virtual 2 --precision fp8");
+  const std::string plan =
+      written_plan("looped-plan.yaml", "--pp 4 --schedule Interleaved1F1B --virtual 2 --precision fp8");
   ASSERT_FALSE(plan.empty());
   const std::string text = slurp(plan);
   const std::string typo = write_temp("typo-plan.yaml", text + "tp_comm_overlp: true\n");
@@ -55,7 +56,8 @@ TEST(InputFiles, PlanFileFieldsAreRefusedAtTheirLine) {
     if (at != std::string::npos) edited.replace(at, from.size(), to);
     return "simulate --plan " + write_temp("edited-plan.yaml", edited);
   };
-  const std::string layout = text.substr(text.find("layout: "), text.find('\n', text.find("layout: ")) - text.find("layout: "));
+  const std::string layout =
+      text.substr(text.find("layout: "), text.find('\n', text.find("layout: ")) - text.find("layout: "));
   expect_refused(with("pp: 2", "pp: -8"), "edited-plan.yaml:8:5: 'pp' must be >= 1 (got -8)");
   expect_refused(with("seq: 2048", "seq: -5"), "'seq' must be >= 1 (got -5)");
   expect_refused(with("recompute: none", "recompute: some"), "'recompute' must be none, selective or full, got 'some'");
@@ -70,7 +72,8 @@ TEST(InputFiles, PlanFileFieldsAreRefusedAtTheirLine) {
   const std::size_t at = text.find(predicted) + predicted.size();
   const std::string stale = with(text.substr(at, text.find('\n', at) - at), "1.0");
   const CommandResult flagged = run(stale);
-  EXPECT_NE(flagged.out.find("note: the plan file predicted 1000.000 ms per iteration"), std::string::npos) << flagged.out;
+  EXPECT_NE(flagged.out.find("note: the plan file predicted 1000.000 ms per iteration"), std::string::npos)
+      << flagged.out;
 }
 
 TEST(InputFiles, HardwareFilesSayWhatTheyLeaveOptimistic) {

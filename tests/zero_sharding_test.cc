@@ -13,7 +13,6 @@
 #include <string>
 
 #include "common/error.h"
-
 #include "models/hardware.h"
 #include "models/layers.h"
 #include "models/model_config.h"
