@@ -34,11 +34,11 @@ models::PassTerms rank_work(const models::ModelLayers& layers, const models::Har
   return sum;
 }
 
-// What the rank's forward and input-gradient passes spend outside their
+// What each stage's forward and input-gradient pass spends outside its
 // kernels, as the stage costs charge it (planner/stage_costs.cc).
-double overhead_s(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
-                  const models::TrainingShape& shape, const StageSplit& split, const sim::Schedule& schedule,
-                  int rank) {
+std::vector<models::LayerOverheads> stage_overheads(const models::ModelLayers& layers,
+                                                    const models::HardwareConfig& hardware,
+                                                    const models::TrainingShape& shape, const StageSplit& split) {
   std::vector<models::LayerOverheads> stages(static_cast<std::size_t>(split.stages()));
   for (int stage = 0; stage < split.stages(); ++stage) {
     models::LayerOverheads& sum = stages[static_cast<std::size_t>(stage)];
@@ -50,6 +50,11 @@ double overhead_s(const models::ModelLayers& layers, const models::HardwareConfi
       sum.backward_s += own.backward_s;
     }
   }
+  return stages;
+}
+
+// The rank's share: its forwards and input-gradient passes.
+double rank_overhead_s(const std::vector<models::LayerOverheads>& stages, const sim::Schedule& schedule, int rank) {
   double seconds = 0;
   for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
     const models::LayerOverheads& stage = stages[static_cast<std::size_t>(action.stage)];
@@ -66,6 +71,7 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
                                   const sim::Schedule& schedule, const sim::SimulationReport& report,
                                   const PipelineTimes& times) {
   std::vector<StepTerms> result;
+  const std::vector<models::LayerOverheads> overheads = stage_overheads(layers, hardware, shape, split);
   for (const sim::RankReport& rank : report.ranks_detail) {
     const models::PassTerms work = rank_work(layers, hardware, shape, split, schedule, rank.rank);
     // The replay's busy time, less its passes' overhead, in the time model's
@@ -73,7 +79,7 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
     // replay's order.
     StepTerms terms;
     terms.rank = rank.rank;
-    terms.overhead_s = std::min(rank.busy_s, overhead_s(layers, hardware, shape, split, schedule, rank.rank));
+    terms.overhead_s = std::min(rank.busy_s, rank_overhead_s(overheads, schedule, rank.rank));
     const double total = work.total_s();
     const double scale = total > 0 ? (rank.busy_s - terms.overhead_s) / total : 0;
     terms.gemm_s = work.gemm_s * scale;
