@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "common/error.h"
 #include "models/layer_blocks.h"
@@ -40,8 +41,11 @@ namespace {
 using detail::BlockCost;
 using detail::RankShape;
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw InputError(message);
+// The message is formatted only when the check fails: the search expands
+// the layers of thousands of shapes that pass.
+template <typename... Args>
+void require(bool ok, fmt::format_string<Args...> format, Args&&... args) {
+  if (!ok) throw InputError(fmt::format(format, std::forward<Args>(args)...));
 }
 
 // Stated limits on a model's sizes, far above any real model, so that
@@ -71,45 +75,44 @@ void check_sizes(const ModelConfig& model, const TrainingShape& shape) {
       {"mla.v_head_dim", d(mla.v_head_dim), kMaxDimension},
   };
   for (const SizeLimit& limit : limits) {
-    require(limit.value <= limit.limit, fmt::format("model '{}': {} = {:.0f} is over the limit of {:.0f}", model.name,
-                                                    limit.field, static_cast<double>(limit.value),
-                                                    static_cast<double>(limit.limit)));
+    require(limit.value <= limit.limit, "model '{}': {} = {:.0f} is over the limit of {:.0f}", model.name, limit.field,
+            static_cast<double>(limit.value), static_cast<double>(limit.limit));
   }
   // Every weight matrix a layer could hold, counted generously.
   const long double h = d(model.hidden);
   const long double attention = 4 * h * d(model.heads) * d(model.head_dim) + 4 * h * d(mla.kv_lora_rank + mla.q_lora_rank);
   const long double mlp = 3 * h * (d(model.ffn) + d(moe.expert_ffn) * d(moe.experts + moe.shared_experts));
   const long double params = d(model.layers) * (attention + mlp) + 2 * d(model.vocab) * h + d(model.context) * h;
-  require(params <= kMaxParams, fmt::format("model '{}' would have about {:.3g} parameters, over the limit of {:.3g}",
-                                            model.name, static_cast<double>(params), static_cast<double>(kMaxParams)));
+  require(params <= kMaxParams, "model '{}' would have about {:.3g} parameters, over the limit of {:.3g}", model.name,
+          static_cast<double>(params), static_cast<double>(kMaxParams));
   const long double tokens = d(shape.micro_batch_size) * d(shape.seq_len);
-  require(tokens <= kMaxTokens, fmt::format("micro-batch size {} x sequence {} = {:.3g} tokens per micro-batch, over "
-                                            "the limit of {:.3g}",
-                                            shape.micro_batch_size, shape.seq_len, static_cast<double>(tokens),
-                                            static_cast<double>(kMaxTokens)));
+  require(tokens <= kMaxTokens,
+          "micro-batch size {} x sequence {} = {:.3g} tokens per micro-batch, over "
+          "the limit of {:.3g}",
+          shape.micro_batch_size, shape.seq_len, static_cast<double>(tokens), static_cast<double>(kMaxTokens));
   const long double scores = tokens * d(shape.seq_len) * d(model.heads);
   require(scores <= kMaxScoreElements,
-          fmt::format("micro-batch size {} x sequence {}^2 x {} heads = {:.3g} attention scores, over the limit of "
-                      "{:.3g}; lower the sequence or the micro-batch size",
-                      shape.micro_batch_size, shape.seq_len, model.heads, static_cast<double>(scores),
-                      static_cast<double>(kMaxScoreElements)));
+          "micro-batch size {} x sequence {}^2 x {} heads = {:.3g} attention scores, over the limit of "
+          "{:.3g}; lower the sequence or the micro-batch size",
+          shape.micro_batch_size, shape.seq_len, model.heads, static_cast<double>(scores),
+          static_cast<double>(kMaxScoreElements));
 }
 
 void validate(const ModelConfig& model, const TrainingShape& shape) {
   const std::string& name = model.name;
   require(model.layers >= 1 && model.hidden >= 1 && model.ffn >= 1 && model.vocab >= 1,
-          fmt::format("model '{}': layers, hidden, ffn and vocab must be positive", name));
+          "model '{}': layers, hidden, ffn and vocab must be positive", name);
   require(model.heads >= 1 && model.kv_heads >= 1 && model.head_dim >= 1,
-          fmt::format("model '{}': heads, kv_heads and head_dim must be positive", name));
+          "model '{}': heads, kv_heads and head_dim must be positive", name);
   check_sizes(model, shape);
-  require(model.heads % model.kv_heads == 0,
-          fmt::format("model '{}': kv_heads ({}) must divide heads ({})", name, model.kv_heads, model.heads));
+  require(model.heads % model.kv_heads == 0, "model '{}': kv_heads ({}) must divide heads ({})", name, model.kv_heads,
+          model.heads);
   if (model.moe.enabled()) {
     const MoeConfig& moe = model.moe;
     require(moe.top_k >= 1 && moe.top_k <= moe.experts && moe.expert_ffn >= 1 && moe.shared_experts >= 0,
-            fmt::format("model '{}': moe needs 1 <= top_k <= experts and expert_ffn > 0", name));
+            "model '{}': moe needs 1 <= top_k <= experts and expert_ffn > 0", name);
     require(moe.dense_layers >= 0 && moe.dense_layers <= model.layers,
-            fmt::format("model '{}': moe.dense_layers must be between 0 and layers ({})", name, model.layers));
+            "model '{}': moe.dense_layers must be between 0 and layers ({})", name, model.layers);
   }
   require(shape.micro_batch_size >= 1, "micro-batch size must be >= 1");
   require(shape.seq_len >= 1, "sequence length must be >= 1");
@@ -117,12 +120,13 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
   require(shape.cp >= 1, "context-parallel size must be >= 1");
   if (shape.cp > 1) {
     require(shape.seq_len % (2 * shape.cp) == 0,
-            fmt::format("--cp {}: the sequence ({}) must divide into 2 x cp = {} chunks (each rank takes two, for "
-                        "causal load balance); use a --cp whose double divides {}",
-                        shape.cp, shape.seq_len, 2 * shape.cp, shape.seq_len));
-    require(shape.flash_attention, fmt::format("--cp {}: context parallelism runs fused (flash) attention; drop "
-                                               "--no-flash-attention or use --cp 1",
-                                               shape.cp));
+            "--cp {}: the sequence ({}) must divide into 2 x cp = {} chunks (each rank takes two, for "
+            "causal load balance); use a --cp whose double divides {}",
+            shape.cp, shape.seq_len, 2 * shape.cp, shape.seq_len);
+    require(shape.flash_attention,
+            "--cp {}: context parallelism runs fused (flash) attention; drop "
+            "--no-flash-attention or use --cp 1",
+            shape.cp);
   }
   require(shape.activation_bytes_per_element >= 1, "activation bytes per element must be >= 1");
   // The sizes that divide both head counts (MLA shares no key-value heads).

@@ -188,8 +188,11 @@ std::optional<StageSplit> leanest_split(const LayerContext& layers, const Schedu
       [](int, int, int) { return true; });
 }
 
+// `fastest(stages)` is time_split's answer for these layers (the search
+// keeps them: schedules with as many stages share one).
+template <typename TimeSplit>
 std::optional<StageSplit> partition(const LayerContext& layers, const ScheduleContext& context,
-                                    const PlanRequest& request, double cap) {
+                                    const PlanRequest& request, double cap, const TimeSplit& fastest) {
   const LayerTable& table = layers.table;
   const int n = table.size();
   const int stages = context.schedule.stages;
@@ -218,7 +221,7 @@ std::optional<StageSplit> partition(const LayerContext& layers, const ScheduleCo
           n, stages, time, [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j); }, cap,
           request.balance_slack);
   }
-  return time_split(layers, stages);
+  return fastest(stages);
 }
 
 // Whether the request's partitioner finds a split under the cap, without
@@ -234,22 +237,55 @@ bool some_split_fits(const LayerContext& layers, const ScheduleContext& context,
   });
 }
 
-// Bounds for every split: the pipeline no shorter than the busiest rank's
-// share of all the passes, the peak no lower than the memory floor. Lowered a little, as the replay rounds
-// bytes and sums times in its own order.
-StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& context) {
+// What the busiest rank computes over the step, at least, whatever the
+// split: a rank holds p x v / p = v stages of at least a block each, and
+// some rank holds ceil(blocks / p) blocks; the embedding's and the output
+// layer's ranks hold v blocks besides. Blocks counted at the cheapest.
+double busiest_rank_floor_s(const LayerTable& table, const ScheduleContext& context) {
+  const sim::SpanBound& span = context.span;
+  const double scale = context.schedule.microbatch_scale;
+  const double pass = table.pass_overhead_s();
+  const auto work = [&](int k) {
+    return span.stage_work_s(scale * table.forward_s(k, k + 1) + table.forward_overhead_s(k, k + 1) - pass,
+                             scale * table.backward_input_s(k, k + 1) + table.backward_overhead_s(k, k + 1) - pass,
+                             scale * table.backward_weight_s(k, k + 1));
+  };
+  const int n = table.size(), blocks = n - 2, ranks = context.schedule.ranks;
+  if (blocks < 1 || ranks < 1 || context.schedule.stages % ranks != 0) return 0;
+  double cheapest = std::numeric_limits<double>::infinity();
+  for (int k = 1; k <= blocks; ++k) cheapest = std::min(cheapest, work(k));
+  const int chunks = context.schedule.stages / ranks;
+  const int most_blocks = (blocks + ranks - 1) / ranks;
+  const double held = std::max({most_blocks * cheapest, work(0) + chunks * cheapest, work(n - 1) + chunks * cheapest});
+  return held + chunks * span.stage_work_s(pass, pass, 0);
+}
+
+// Bounds for every split: the pipeline no shorter than the schedule's
+// any-split bound or the busiest rank's least compute, plus the step
+// overhead of a rank holding the average share of the weights; the peak no
+// lower than the memory floor. Lowered a little, as the replay rounds bytes
+// and sums times in its own order (and by more than the chosen split's
+// bound: where the two are equal, the order of sums must not lift this one
+// above it).
+StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& context,
+                            const models::HardwareConfig& hardware, bool searched_split) {
   const LayerTable& table = layers.table;
   const int n = table.size();
   const double scale = context.schedule.microbatch_scale;
   // As the stage costs: forwards and input gradients each pay a pass
   // overhead per stage and their layers' overheads, whatever the split.
   const double more_passes = (context.schedule.stages - 1) * table.pass_overhead_s();
+  double pipeline = context.span.any_split_bound_s(
+      scale * table.forward_s(0, n) + table.forward_overhead_s(0, n) + more_passes,
+      scale * table.backward_input_s(0, n) + table.backward_overhead_s(0, n) + more_passes,
+      scale * table.backward_weight_s(0, n));
+  // A given split may leave a stage without a block; the searched ones never do.
+  if (searched_split) pipeline = std::max(pipeline, busiest_rank_floor_s(table, context));
+  // Each stage's parameters are rounded to whole ones: a stage's worth below the average.
+  const double average_params = std::max(0.0, table.params(0, n) / context.schedule.ranks - context.schedule.stages);
+  const StepOverhead overhead = rank_step_overhead(average_params, hardware, layers.shape);
   StepBounds bounds;
-  bounds.iteration_time_s = context.span.any_split_bound_s(
-                                scale * table.forward_s(0, n) + table.forward_overhead_s(0, n) + more_passes,
-                                scale * table.backward_input_s(0, n) + table.backward_overhead_s(0, n) + more_passes,
-                                scale * table.backward_weight_s(0, n)) *
-                            (1 - 1e-9);
+  bounds.iteration_time_s = (pipeline + overhead.gradient_sync_s + overhead.optimizer_step_s) * (1 - 1e-8);
   bounds.peak_bytes = static_cast<std::int64_t>(rank_memory_floor(layers, context) * (1 - 1e-6));
   return bounds;
 }
@@ -355,6 +391,7 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   for (const auto& [reason, count] : choices.rejected) tally.rejected[reason] += count * zeros.size() * recomputes_.size();
   std::size_t out_of_memory = 0, no_schedule = 0, usable = 0;
   const double tokens = step_tokens(group, request_.seq_len);
+  const bool searched_split = !request_.layer_counts && !request_.layout;
   for (std::size_t choice : choices.usable) {
     const ScheduleContext* context = schedule_of(choice, group);
     if (context == nullptr) {
@@ -374,7 +411,7 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
         continue;
       }
       PendingCandidate candidate{index, l, choice, false, StageSplit{std::vector<int>{0, 1}}, {}, 0};
-      candidate.bounds = any_split_bounds(layers, *context);
+      candidate.bounds = any_split_bounds(layers, *context, request_.hardware, searched_split);
       candidate.tokens_bound = tokens / candidate.bounds.iteration_time_s;
       pending.push_back(std::move(candidate));
     }
@@ -408,7 +445,18 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
   const SearchGroup& group = groups_[pending.group];
   const LayerContext& layers = layers_[pending.group][pending.layers];
   const ScheduleContext& context = *schedule_of(pending.schedule, group);
-  std::optional<StageSplit> split = partition(layers, context, request_, cap_);
+  const auto fastest = [&](int stages) {
+    const auto key = std::make_tuple(pending.group, pending.layers, stages);
+    {
+      const std::lock_guard<std::mutex> lock(time_splits_mutex_);
+      const auto found = time_splits_.find(key);
+      if (found != time_splits_.end()) return found->second;
+    }
+    std::optional<StageSplit> split = time_split(layers, stages);
+    const std::lock_guard<std::mutex> lock(time_splits_mutex_);
+    return time_splits_.emplace(key, std::move(split)).first->second;
+  };
+  std::optional<StageSplit> split = partition(layers, context, request_, cap_, fastest);
   // enumerate_group kept only candidates some split fits.
   if (!split) throw std::logic_error("a candidate the partitioner was to fit has no split");
   const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, *split, context.schedule);

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -79,6 +80,10 @@ class CandidateEvaluator {
   // (choice, p, m) -> the schedule and its memory peaks; null when the
   // choice's preconditions fail there.
   std::map<std::tuple<std::size_t, int, int>, std::shared_ptr<const ScheduleContext>> schedule_cache_;
+  // (group, layers, stages) -> the fastest split, shared by the schedules
+  // with as many stages; filled as candidates are split.
+  mutable std::mutex time_splits_mutex_;
+  mutable std::map<std::tuple<std::size_t, std::size_t, int>, std::optional<StageSplit>> time_splits_;
 };
 
 }  // namespace pipeplan::planner

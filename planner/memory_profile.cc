@@ -50,18 +50,28 @@ class SeenPoints {
     hash_ += static_cast<std::uint64_t>(delta) * weights_[weights_.size() / 2 + chunk];
   }
   bool first_time(const MemoryPoint& point) {
+    const std::size_t chunks = point.full.size();
     auto [first, last] = seen_.equal_range(hash_);
     for (auto it = first; it != last; ++it) {
-      if (it->second.full == point.full && it->second.partial == point.partial) return false;
+      const auto stored = arena_.begin() + static_cast<std::ptrdiff_t>(it->second);
+      if (std::equal(point.full.begin(), point.full.end(), stored) &&
+          std::equal(point.partial.begin(), point.partial.end(), stored + static_cast<std::ptrdiff_t>(chunks))) {
+        return false;
+      }
     }
-    seen_.emplace(hash_, point);
+    seen_.emplace(hash_, arena_.size());
+    arena_.insert(arena_.end(), point.full.begin(), point.full.end());
+    arena_.insert(arena_.end(), point.partial.begin(), point.partial.end());
     return true;
   }
 
  private:
   std::vector<std::uint64_t> weights_;
   std::uint64_t hash_ = 0;
-  std::unordered_multimap<std::uint64_t, MemoryPoint> seen_;
+  // Each seen point's counts, full then partial, in one array (a search
+  // profiles hundreds of schedules: no allocation per point).
+  std::vector<int> arena_;
+  std::unordered_multimap<std::uint64_t, std::size_t> seen_;  // hash -> the point's offset in arena_
 };
 
 RankMemoryProfile profile_of(const sim::Schedule& schedule, int rank) {

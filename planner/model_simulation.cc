@@ -170,10 +170,18 @@ StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareC
                            const models::TrainingShape& shape) {
   StepOverhead overhead;
   for (const StaticMemory& memory : costs.static_memory) {
-    overhead.gradient_sync_s = std::max(overhead.gradient_sync_s, gradient_sync_s(memory, hardware, shape));
-    overhead.optimizer_step_s = std::max(overhead.optimizer_step_s, optimizer_step_s(memory, hardware, shape));
+    const StepOverhead rank = rank_step_overhead(static_cast<double>(memory.params), hardware, shape);
+    overhead.gradient_sync_s = std::max(overhead.gradient_sync_s, rank.gradient_sync_s);
+    overhead.optimizer_step_s = std::max(overhead.optimizer_step_s, rank.optimizer_step_s);
   }
   return overhead;
+}
+
+StepOverhead rank_step_overhead(double params, const models::HardwareConfig& hardware,
+                                const models::TrainingShape& shape) {
+  StaticMemory memory;
+  memory.params = static_cast<std::int64_t>(params);
+  return {gradient_sync_s(memory, hardware, shape), optimizer_step_s(memory, hardware, shape)};
 }
 
 StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span,
@@ -185,9 +193,11 @@ StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span
   constexpr double kRounding = 1e-9;
   bounds.iteration_time_s =
       (span.lower_bound_s(costs.costs) + overhead.gradient_sync_s + overhead.optimizer_step_s) * (1 - kRounding);
+  std::vector<double> full, partial;
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const RankMemoryProfile& profile = profiles[static_cast<std::size_t>(rank)];
-    std::vector<double> full, partial;
+    full.clear();
+    partial.clear();
     for (int stage : profile.stages) {
       const sim::StageCost& cost = costs.costs.stages[static_cast<std::size_t>(stage)];
       full.push_back(static_cast<double>(cost.activation_bytes));

@@ -72,6 +72,11 @@ struct StepOverhead {
 };
 StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareConfig& hardware,
                            const models::TrainingShape& shape);
+// One rank's, holding `params` parameters: both terms grow with them (a
+// collective's and the optimizer's time is latency plus bytes over a
+// saturating rate), so the busiest rank's is no less than the average's.
+StepOverhead rank_step_overhead(double params, const models::HardwareConfig& hardware,
+                                const models::TrainingShape& shape);
 
 // Bounds that need no replay, for pruning a search: the pipeline's cost
 // no less than the schedule's span bound under these costs, plus the

@@ -25,6 +25,7 @@ SpanBound::SpanBound(const Schedule& schedule) {
     }
   }
   ranks_ = schedule.ranks;
+  splits_weights_ = split;
   std::vector<std::array<int, 3>> per_stage(stages, std::array<int, 3>{});
   for (const Counts& counts : sums_) {
     for (std::size_t stage = 0; stage < stages; ++stage) {
@@ -64,9 +65,18 @@ double SpanBound::lower_bound_s(const PipelineCosts& costs) const {
   return bound;
 }
 
+double SpanBound::stage_work_s(double forward_s, double input_s, double weight_s) const {
+  if (!uniform_ || ranks_ < 1) return 0;
+  return per_stage_[0] * forward_s + per_stage_[1] * input_s + per_stage_[2] * weight_s;
+}
+
 double SpanBound::any_split_bound_s(double forward_sum_s, double input_sum_s, double weight_sum_s) const {
   if (!uniform_ || ranks_ < 1) return 0;
-  return (per_stage_[0] * forward_sum_s + per_stage_[1] * input_sum_s + per_stage_[2] * weight_sum_s) / ranks_;
+  const double average = stage_work_s(forward_sum_s, input_sum_s, weight_sum_s) / ranks_;
+  // The first rank's chain (see the constructor): F and I (or B) of every
+  // stage; a split-off W only on its own first stage, left out.
+  const double chain = forward_sum_s + input_sum_s + (splits_weights_ ? 0 : weight_sum_s);
+  return std::max(average, chain);
 }
 
 }  // namespace pipeplan::sim

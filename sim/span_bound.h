@@ -23,10 +23,15 @@ class SpanBound {
   // A bound below lower_bound_s for every split of the work into stages,
   // from the forward, input-gradient and weight-gradient durations summed
   // over the stages (a full backward B costs I + W): the busiest rank does
-  // at least the average rank's compute. 0 unless every stage runs as many
-  // forwards, and as many input and weight gradients (in B or apart), as
-  // every other (as every generated schedule does).
+  // at least the average rank's compute, and the rank holding stage 0 waits
+  // for one micro-batch's forward and backward through every stage. 0
+  // unless every stage runs as many forwards, and as many input and weight
+  // gradients (in B or apart), as every other (as every generated schedule
+  // does).
   double any_split_bound_s(double forward_sum_s, double input_sum_s, double weight_sum_s) const;
+  // What one stage with these F, I and W durations computes over the step
+  // (a full backward B costs I + W); 0 where any_split_bound_s is.
+  double stage_work_s(double forward_s, double input_s, double weight_s) const;
 
  private:
   // Compute actions per stage and kind (F, B, I, W) in one sum.
@@ -35,6 +40,7 @@ class SpanBound {
   int ranks_ = 0;
   std::array<int, 3> per_stage_{};  // each stage's F, B + I and B + W passes, when equal
   bool uniform_ = false;
+  bool splits_weights_ = false;  // W runs apart from I somewhere
 };
 
 }  // namespace pipeplan::sim

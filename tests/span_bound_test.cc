@@ -1,5 +1,6 @@
 // The schedule's span bounds: for given stage costs (lower_bound_s) and for
-// any split of the same work (any_split_bound_s), checked by hand and
+// any split of the same work (any_split_bound_s: the average rank's work
+// and the first rank's chain), checked by hand and
 // against each other on random costs.
 #include "sim/span_bound.h"
 
@@ -46,6 +47,19 @@ TEST(SpanBound, AnySplitBoundIsEachRanksShareOfEveryPass) {
   const Schedule interleaved = generate_schedule("Interleaved1F1B", {4, 8, 2, 0});
   EXPECT_DOUBLE_EQ(any_split_bound_s(SpanBound(interleaved), uniform_costs(8, 1.0, 1.0, 1.0)),
                    8 * 2 * 3.0);
+}
+
+TEST(SpanBound, AnySplitBoundHoldsTheFirstRanksChain) {
+  // One micro-batch through 1F1B on 4 ranks, F = 1 and B = 1.5 + 0.5 on
+  // every stage: the average rank computes (4 + 6 + 2) / 4 = 3, but stage
+  // 0's rank waits for the forward and backward through all four stages:
+  // 4 x (1 + 2) = 12, whatever the split.
+  const SpanBound bound(generate_schedule("1F1B", {4, 1, 1, 0}));
+  const PipelineCosts costs = uniform_costs(4, 1.0, 1.5, 0.5);
+  EXPECT_DOUBLE_EQ(any_split_bound_s(bound, costs), 12.0);
+  EXPECT_DOUBLE_EQ(bound.lower_bound_s(costs), 12.0);
+  // With W split off (ZB-H1), the chain runs F and I: 4 x (1 + 1.5) = 10.
+  EXPECT_DOUBLE_EQ(any_split_bound_s(SpanBound(generate_schedule("ZBH1", {4, 1, 1, 0})), costs), 10.0);
 }
 
 TEST(SpanBound, AnySplitBoundNeverExceedsTheSplitsOwnBound) {
