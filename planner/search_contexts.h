@@ -1,0 +1,43 @@
+// What the candidates of a plan search share: a group's expanded and
+// tabled layers for one sharding and recomputation, and a generated
+// schedule's memory profiles and span bound.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "models/training_shape.h"
+#include "planner/layer_table.h"
+#include "planner/memory_profile.h"
+#include "planner/search_space.h"
+#include "sim/schedule.h"
+#include "sim/span_bound.h"
+
+namespace pipeplan::planner {
+
+// What all candidates of a group and recomputation share.
+struct LayerContext {
+  models::TrainingShape shape;
+  int blocks;  // transformer layers (the expanded layers are dropped once tabled)
+  LayerTable table;
+  double model_flops;
+  double state_bytes_per_param;
+};
+
+// A generated schedule with what bounds it for any costs: its memory
+// profiles and its span bound; for one chunk per rank, the profiles'
+// (M_B, M_W) multiplicities at each memory peak candidate. The actions are
+// dropped once bounded (a search holds hundreds of schedules) and
+// generated again for a replay.
+struct ScheduleContext {
+  const ScheduleChoice& choice;
+  sim::Schedule schedule;  // without its actions
+  std::vector<RankMemoryProfile> profiles;
+  std::vector<std::vector<std::pair<int, int>>> peak_points;
+  sim::SpanBound span;
+  // The fewest micro-batches some rank's peak must hold in full on every
+  // chunk of the rank (the least, over ranks, of the most at any point).
+  int fewest_held = 0;
+};
+
+}  // namespace pipeplan::planner
