@@ -42,9 +42,7 @@ double param_gather_s(double params, const models::HardwareConfig& hardware, con
 
 // Not overlapped, the whole synchronisation waits for the pipeline; the
 // overlapped parts are bounded below by nothing.
-double gradient_sync_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
-                       const models::TrainingShape& shape) {
-  const double params = static_cast<double>(memory.params);
+double gradient_sync_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   return (shape.overlap_grad_reduce ? 0 : gradient_reduce_s(params, hardware, shape)) +
          (shape.overlap_param_gather ? 0 : param_gather_s(params, hardware, shape));
 }
@@ -126,10 +124,9 @@ double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedul
 // Adam reads and writes the fp32 master weights and both moments (24 bytes
 // per parameter), reads and writes the gradients (8 in fp32, 4 in bf16) and
 // writes the bf16 weights (2).
-double optimizer_step_s(const StaticMemory& memory, const models::HardwareConfig& hardware,
-                        const models::TrainingShape& shape) {
+double optimizer_step_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   const double shard = shape.zero == models::ZeroStage::kNone ? 1.0 : 1.0 / shape.weight_replicas();
-  const double bytes = static_cast<double>(memory.params) * shard * (26.0 + 2 * shape.gradient_bytes());
+  const double bytes = params * shard * (26.0 + 2 * shape.gradient_bytes());
   return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
 }
 
@@ -179,9 +176,7 @@ StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareC
 
 StepOverhead rank_step_overhead(double params, const models::HardwareConfig& hardware,
                                 const models::TrainingShape& shape) {
-  StaticMemory memory;
-  memory.params = static_cast<std::int64_t>(params);
-  return {gradient_sync_s(memory, hardware, shape), optimizer_step_s(memory, hardware, shape)};
+  return {gradient_sync_s(params, hardware, shape), optimizer_step_s(params, hardware, shape)};
 }
 
 StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span,
