@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "common/units.h"
+#include "models/expert_parallel.h"
 
 namespace pipeplan::commands {
 
@@ -36,7 +37,27 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
                   "gathered for every layer's forward and backward); on p > 1 both hold the weights and gradients "
                   "whole through the step and sync once per step, as PyTorch's pipelining runs FSDP")
       ->capture_default_str();
+  command
+      .add_option("--ep", options.ep,
+                  "Expert-parallel size: a mixture of experts' experts divided over ep of the t x c x d ranks "
+                  "(Megatron's --expert-model-parallel-size)")
+      ->capture_default_str();
+  add_routing_options(command, options.moe_load_imbalance, options.moe_capacity_factor);
+  command.add_option("--etp", options.etp,
+                     "Expert tensor-parallel size: each expert split over etp ranks (Megatron's "
+                     "--expert-tensor-parallel-size) [default: t]");
   add_runtime_flags(command, options.runtime);
+}
+
+void add_routing_options(CLI::App& command, double& load_imbalance, double& capacity_factor) {
+  command
+      .add_option("--moe-load-imbalance", load_imbalance,
+                  "Tokens the busiest expert gets over the average; it sets the experts' pace (1 = Megatron's "
+                  "force-balanced routing)")
+      ->capture_default_str();
+  command.add_option("--moe-capacity-factor", capacity_factor,
+                     "Drop tokens beyond this many times an expert's average (Megatron's "
+                     "--moe-expert-capacity-factor) [default: dropless]");
 }
 
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
@@ -131,6 +152,11 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.grad_reduce_in_bf16 = options.runtime.grad_reduce_in_bf16;
   shape.tp_comm_overlap = options.runtime.tp_comm_overlap;
   shape.fp8 = options.runtime.fp8;
+  shape.ep = options.ep;
+  shape.etp = options.etp;
+  shape.moe_load_imbalance = options.moe_load_imbalance;
+  shape.moe_capacity_factor = options.moe_capacity_factor;
+  models::check_expert_parallel(model, shape);
   check_overlap_flags(shape);
   return shape;
 }

@@ -26,6 +26,10 @@ struct ShapeOptions {
   bool no_flash_attention = false;
   bool allow_long_context = false;
   models::RuntimeFlags runtime;
+  int ep = 1;
+  int etp = 0;  // 0: as t
+  double moe_load_imbalance = 1.0;
+  double moe_capacity_factor = 0;
 };
 
 constexpr int kDefaultSeqCap = 8192;
@@ -36,6 +40,10 @@ constexpr int kDefaultSeqCap = 8192;
 // --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
 // --tp-comm-overlap (the step-level settings `simulate` costs).
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
+
+// --moe-load-imbalance and --moe-capacity-factor (shared with `plan`, which
+// adds --ep and --etp as search axes).
+void add_routing_options(CLI::App& command, double& load_imbalance, double& capacity_factor);
 
 // --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
 // --tp-comm-overlap (shared with `plan`).

@@ -7,6 +7,7 @@
 #include "commands/compare_schedules.h"
 #include "commands/option_use.h"
 #include "common/error.h"
+#include "models/expert_parallel.h"
 #include "models/hardware.h"
 #include "models/layers.h"
 #include "planner/model_report.h"
@@ -221,6 +222,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("tp")) shape.tp = given_shape.tp;
   if (has("cp")) shape.cp = given_shape.cp;
   if (has("dp")) shape.dp = given_shape.dp;
+  if (has("ep")) shape.ep = given_shape.ep;
+  if (has("etp")) shape.etp = given_shape.etp;
+  if (has("moe-load-imbalance")) shape.moe_load_imbalance = given_shape.moe_load_imbalance;
+  if (has("moe-capacity-factor")) shape.moe_capacity_factor = given_shape.moe_capacity_factor;
   if (has("zero")) {
     if (given_shape.zero < 0 || given_shape.zero > 3) {
       throw InputError(fmt::format("--zero must be 0..3 (got {})", given_shape.zero));
@@ -242,6 +247,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   }
   check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.weight_replicas(),
                        has("zero") ? static_cast<int>(shape.zero) : 0);
+  models::check_expert_parallel(run.model, shape);
   try {
     check_overlap_flags(shape);
   } catch (const InputError& error) {
@@ -311,11 +317,34 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
 }
 
 const std::vector<std::string_view>& plan_override_options() {
-  static const std::vector<std::string_view> kOptions{
-      "hardware", "layers", "layout", "profile", "micro-batch-size", "seq", "allow-long-context", "tp", "cp",
-      "sequence-parallel", "recompute", "no-flash-attention", "dp", "zero", "overlap-grad-reduce",
-      "overlap-param-gather", "grad-reduce-in-bf16", "tp-comm-overlap", "precision", "schedule", "stages", "microbatches",
-      "virtual", "microbatch-group-size"};
+  static const std::vector<std::string_view> kOptions{"hardware",
+                                                      "layers",
+                                                      "layout",
+                                                      "profile",
+                                                      "micro-batch-size",
+                                                      "seq",
+                                                      "allow-long-context",
+                                                      "tp",
+                                                      "cp",
+                                                      "sequence-parallel",
+                                                      "recompute",
+                                                      "no-flash-attention",
+                                                      "dp",
+                                                      "ep",
+                                                      "etp",
+                                                      "moe-load-imbalance",
+                                                      "moe-capacity-factor",
+                                                      "zero",
+                                                      "overlap-grad-reduce",
+                                                      "overlap-param-gather",
+                                                      "grad-reduce-in-bf16",
+                                                      "tp-comm-overlap",
+                                                      "precision",
+                                                      "schedule",
+                                                      "stages",
+                                                      "microbatches",
+                                                      "virtual",
+                                                      "microbatch-group-size"};
   return kOptions;
 }
 

@@ -27,7 +27,8 @@ struct PlanOptions {
   int global_batch = 0;
   int seq = 0;
   std::optional<std::string> memory_cap;
-  std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero;
+  std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero, ep, etp;
+  double moe_load_imbalance = 1.0, moe_capacity_factor = 0;
   std::optional<std::string> schedule, recompute;
   bool sequence_parallel = false;
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
@@ -112,6 +113,10 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   request.cp = options.cp;
   request.pp = options.pp;
   request.dp = options.dp;
+  request.ep = options.ep;
+  request.etp = options.etp;
+  request.moe_load_imbalance = options.moe_load_imbalance;
+  request.moe_capacity_factor = options.moe_capacity_factor;
   if (options.sequence_parallel_option->count() > 0) request.sequence_parallel = options.sequence_parallel;
   if (options.zero) {
     if (*options.zero < 0 || *options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", *options.zero));
@@ -200,6 +205,7 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
   const planner::PlanRequest request = make_request(options);
   planner::PlanReport report;
   report.model = request.model.name;
+  report.model_config = request.model;
   report.hardware = request.hardware.name;
   report.gpus = request.gpus;
   report.global_batch = request.global_batch;
@@ -244,6 +250,14 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
                       "round a ring (Megatron's --context-parallel-size)");
   command->add_option("--pp", options->pp, "Fix the pipeline-parallel size");
   command->add_option("--dp", options->dp, "Fix the data-parallel size (replicas)");
+  command->add_option("--ep", options->ep,
+                      "Fix the expert-parallel size of a mixture of experts (Megatron's "
+                      "--expert-model-parallel-size) [default: searched, every ep dividing the experts and "
+                      "t x c x d / etp]");
+  command->add_option("--etp", options->etp,
+                      "Fix the expert tensor-parallel size (Megatron's --expert-tensor-parallel-size) [default: "
+                      "searched, 1 or t]");
+  add_routing_options(*command, options->moe_load_imbalance, options->moe_capacity_factor);
   options->sequence_parallel_option =
       command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,
                         "Sequence parallelism with t > 1 [default: on, Megatron's advice]");

@@ -19,6 +19,9 @@ struct RankShape {
   std::int64_t tokens = 1;  // b * s / c
   int tp = 1;               // t
   int cp = 1;               // c
+  int ep = 1;               // expert-parallel size
+  int etp = 1;              // expert tensor-parallel size
+  double expert_load = 1;   // the busiest expert's tokens over the average
   bool sequence_parallel = false;
   bool flash = true;
   bool fp8 = false;  // linear layers in FP8
@@ -39,7 +42,13 @@ struct BlockCost {
   std::int64_t params = 0;
   std::int64_t active_params = 0;
   std::int64_t params_per_rank = 0;
+  std::int64_t expert_params_per_rank = 0;  // of params_per_rank: routed experts
   std::vector<GemmWork> gemms;  // forward GEMMs on this rank
+  // Tensor-parallel collectives around this half: an all-gather before it and
+  // a reduce-scatter after it with sequence parallelism, else an all-reduce
+  // after it; none for routed experts, whose tokens travel by expert_collectives.
+  int tp_collectives = 1;
+  std::vector<CollectiveWork> expert_collectives;  // forward
   std::vector<AttentionWork> attention;  // forward attention core on this rank
 
   std::int64_t stored_whole = 0;  // kept for the backward, bytes per token

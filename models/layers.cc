@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "models/expert_parallel.h"
 #include "models/layer_blocks.h"
 #include "models/model_limits.h"
 
@@ -109,8 +110,12 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
           model.heads);
   if (model.moe.enabled()) {
     const MoeConfig& moe = model.moe;
-    require(moe.top_k >= 1 && moe.top_k <= moe.experts && moe.expert_ffn >= 1 && moe.shared_experts >= 0,
-            "model '{}': moe needs 1 <= top_k <= experts and expert_ffn > 0", name);
+    require(moe.top_k >= 1 && moe.top_k <= moe.experts,
+            "model '{}': moe.top_k ({}) must be between 1 and moe.experts ({}): a token is routed to that many "
+            "distinct experts",
+            name, moe.top_k, moe.experts);
+    require(moe.expert_ffn >= 1 && moe.shared_experts >= 0,
+            "model '{}': moe.expert_ffn must be > 0 and moe.shared_experts >= 0", name);
     require(moe.dense_layers >= 0 && moe.dense_layers <= model.layers,
             "model '{}': moe.dense_layers must be between 0 and layers ({})", name, model.layers);
   }
@@ -129,6 +134,7 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
             shape.cp);
   }
   require(shape.activation_bytes_per_element >= 1, "activation bytes per element must be >= 1");
+  check_expert_parallel(model, shape);
   // The sizes that divide both head counts (MLA shares no key-value heads).
   auto divides_heads = [&](int t) { return model.heads % t == 0 && (model.mla.enabled() || model.kv_heads % t == 0); };
   if (!divides_heads(shape.tp)) {
@@ -152,6 +158,9 @@ RankShape rank_shape(const TrainingShape& shape) {
   rank.seq = shape.seq_len / shape.cp;
   rank.tokens = rank.batch * rank.seq;
   rank.tp = shape.tp;
+  rank.ep = shape.ep;
+  rank.etp = shape.expert_tp();
+  rank.expert_load = shape.expert_load();
   rank.sequence_parallel = shape.sequence_parallel && shape.tp > 1;
   rank.flash = shape.flash_attention;
   rank.fp8 = shape.fp8;
@@ -159,8 +168,8 @@ RankShape rank_shape(const TrainingShape& shape) {
   return rank;
 }
 
-// The backward's collectives: an all-reduce stays one, an all-gather
-// becomes a reduce-scatter and back.
+// The backward's collectives: an all-reduce (or all-to-all) stays one, an
+// all-gather becomes a reduce-scatter and back.
 std::vector<CollectiveWork> conjugate(std::vector<CollectiveWork> collectives) {
   for (CollectiveWork& call : collectives) {
     if (call.kind == CollectiveKind::kAllGather) {
@@ -184,18 +193,21 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   const double whole = attention.traffic_whole + mlp.traffic_whole;
   pass.memory_bytes = tokens * (shape.sequence_parallel ? whole / shape.tp : whole) +
                       tokens * (attention.traffic_split + mlp.traffic_split) + attention.traffic_scores;
-  if (shape.tp > 1) {
+  const double calls = attention.tp_collectives + mlp.tp_collectives;
+  if (shape.tp > 1 && calls > 0) {
     // Megatron: one collective after attention and one after the MLP, each
     // of the whole b x s x h tensor; with sequence parallelism each becomes
     // an all-gather + reduce-scatter pair of the same payload (Korthikanti et
     // al. 2022 Sec. 4.2.2).
     const double payload = tokens * model.hidden * static_cast<double>(shape.element);
     if (shape.sequence_parallel) {
-      pass.collectives = {{CollectiveKind::kAllGather, payload, 2}, {CollectiveKind::kReduceScatter, payload, 2}};
+      pass.collectives = {{CollectiveKind::kAllGather, payload, calls},
+                          {CollectiveKind::kReduceScatter, payload, calls}};
     } else {
-      pass.collectives = {{CollectiveKind::kAllReduce, payload, 2}};
+      pass.collectives = {{CollectiveKind::kAllReduce, payload, calls}};
     }
   }
+  pass.expert_collectives = mlp.expert_collectives;
   return pass;
 }
 
@@ -252,6 +264,8 @@ void add_recompute(LayerCost& layer, const BlockCost& attention, Recompute recom
     backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
     backward.memory_bytes += forward.memory_bytes;
     backward.collectives.insert(backward.collectives.end(), forward.collectives.begin(), forward.collectives.end());
+    backward.expert_collectives.insert(backward.expert_collectives.end(), forward.expert_collectives.begin(),
+                                       forward.expert_collectives.end());
     layer.recompute_flops = forward.flops();
   }
 }
@@ -264,6 +278,7 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   layer.params = attention.params + mlp.params;
   layer.active_params = attention.params + mlp.active_params;
   layer.params_per_rank = attention.params_per_rank + mlp.params_per_rank;
+  layer.expert_params_per_rank = mlp.expert_params_per_rank;
   // Norm weights (and a router) are among them, a few per million of a block's.
   if (shape.fp8) layer.fp8_weight_copy_bytes = 2 * layer.params_per_rank;
   layer.forward = block_forward(model, attention, mlp, shape);
@@ -279,6 +294,7 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   }
   backward.memory_bytes = 2 * layer.forward.memory_bytes;
   backward.collectives = conjugate(layer.forward.collectives);
+  backward.expert_collectives = conjugate(layer.forward.expert_collectives);
   // W: each GEMM's weight-gradient GEMM (W = 24sbh^2).
   for (const GemmWork& gemm : layer.forward.gemms) layer.backward_weight.gemms.push_back(gemm.weight_gradient());
   add_fp8_casts(layer);

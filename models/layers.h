@@ -63,8 +63,8 @@ struct AttentionWork {
 // One kind of tensor-parallel collective: `count` calls of `bytes` each
 // (nccl-tests' size: the whole buffer, each rank's full input for an
 // all-reduce, the gathered output of an all-gather, the input of a
-// reduce-scatter).
-enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter };
+// reduce-scatter, each rank's send buffer of an all-to-all).
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
 struct CollectiveWork {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   double bytes = 0;
@@ -76,13 +76,17 @@ struct CollectiveWork {
 // kernels move (norms, activations, softmax, dropout, residual adds: read +
 // written), the tensor-parallel collectives and, with ZeRO-2 or 3, the
 // collectives over the ranks sharding the layer's state (its d x c weight
-// replicas): weights gathered before use, gradients reduce-scattered.
+// replicas): weights gathered before use, gradients reduce-scattered; in a
+// mixture of experts the token dispatch and combine (all-to-alls over the
+// expert-parallel group) and the expert tensor-parallel group's gathers
+// and reduce-scatters of the dispatched tokens.
 struct PassWork {
   std::vector<GemmWork> gemms;
   std::vector<AttentionWork> attention;
   double memory_bytes = 0;  // elementwise traffic
   std::vector<CollectiveWork> collectives;
   std::vector<CollectiveWork> shard_collectives;
+  std::vector<CollectiveWork> expert_collectives;
   double attention_flops() const {
     double total = 0;
     for (const AttentionWork& core : attention) total += core.flops();
@@ -110,6 +114,10 @@ struct LayerCost {
   std::int64_t params = 0;          // the whole layer, all tensor-parallel ranks
   std::int64_t active_params = 0;   // used per token (MoE: routed experts only)
   std::int64_t params_per_rank = 0; // held by one tensor-parallel rank
+  // Of params_per_rank: the routed experts' (this rank's ep-th of the
+  // experts, each split over etp), replicated over the expert data-parallel
+  // group instead of the d x c weight replicas.
+  std::int64_t expert_params_per_rank = 0;
   // FP8 copies of the linear weights Transformer Engine keeps through a
   // step's micro-batches (one row-wise and one column-wise byte per weight).
   std::int64_t fp8_weight_copy_bytes = 0;

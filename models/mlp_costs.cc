@@ -2,6 +2,8 @@
 // experts, and the residual add. Stored tensors follow Korthikanti et al.
 // 2022 Sec. 4.1 (GeLU, FFN = 4h; squared ReLU alike); a gated MLP (SwiGLU) stores its gate and up
 // outputs and the down-projection's input instead.
+#include <cmath>
+
 #include "models/layer_blocks.h"
 
 namespace pipeplan::models::detail {
@@ -67,45 +69,82 @@ BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape) {
   return block;
 }
 
-// Top-k routing without capacity limits: tokens * top_k token-expert pairs,
-// spread evenly over the experts. Experts are split over the tensor-parallel
-// ranks like a dense MLP (no expert parallelism in the training shape).
+// Top-k routing as Megatron's all-to-all token dispatcher runs it. With
+// sequence parallelism (or t = 1) each rank routes its own b s / (c t)
+// tokens: their top_k copies go to the ranks holding their experts (an
+// all-to-all over the ep ranks, its output gathered over the etp ranks
+// that split each expert), run through this rank's experts / ep experts as
+// one grouped GEMM, and come back the same way. Without sequence
+// parallelism (ep 1, etp t) every tensor-parallel rank runs all tokens
+// through its t-th of every expert, and one all-reduce sums them. The
+// busiest expert's share (expert_load) sets every routed term.
 BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   const MoeConfig& moe = model.moe;
   const std::int64_t h = model.hidden;
   const std::int64_t e = shape.element;
-  const std::int64_t ffn_rank = shape.split(moe.expert_ffn);
+  const bool dispatched = shape.sequence_parallel || shape.tp == 1;
+  const std::int64_t ffn_expert = (moe.expert_ffn + shape.etp - 1) / shape.etp;  // one expert's, on this rank
+  const std::int64_t ffn_shared = shape.split(moe.expert_ffn);
   const MlpShape full = mlp_shape(model, moe.expert_ffn);
-  const MlpShape rank = mlp_shape(model, ffn_rank);
+  const MlpShape expert_rank = mlp_shape(model, ffn_expert);
+  const MlpShape shared_rank = mlp_shape(model, ffn_shared);
   const std::int64_t routed = moe.top_k;
-  const std::int64_t used = routed + moe.shared_experts;  // experts each token runs through
   const std::int64_t router = h * moe.experts;
+  const std::int64_t local_experts = moe.experts / shape.ep;
   BlockCost block;
   const std::int64_t expert = mlp_params(model, moe.expert_ffn, 1);
   block.params = (moe.experts + moe.shared_experts) * expert + router;
-  block.active_params = used * expert + router;
-  block.params_per_rank = (moe.experts + moe.shared_experts) * mlp_params(model, moe.expert_ffn, shape.tp) + router;
+  block.active_params = (routed + moe.shared_experts) * expert + router;
+  block.expert_params_per_rank = local_experts * mlp_params(model, moe.expert_ffn, shape.etp);
+  block.params_per_rank =
+      block.expert_params_per_rank + moe.shared_experts * mlp_params(model, moe.expert_ffn, shape.tp) + router;
 
   const double tokens = static_cast<double>(shape.tokens);
-  const double per_expert = tokens * static_cast<double>(routed) / moe.experts;
+  const double load = shape.expert_load;
+  // Tokens this rank routes, and those its experts run on (gathered over etp).
+  const double local = dispatched ? tokens / shape.tp : tokens;
+  const double gathered = dispatched ? local * shape.etp : tokens;
+  const double per_expert = gathered * static_cast<double>(routed) * shape.ep / moe.experts * load;
   add_gemm(block, shape, tokens, h, moe.experts, Split::kColumns);  // router
   block.gemms.back().fp8 = false;  // a plain BF16 GEMM, not a Transformer Engine linear
-  add_gemm(block, shape, per_expert, h, full.up_width, Split::kColumns, moe.experts);
-  add_gemm(block, shape, per_expert, moe.expert_ffn, h, Split::kRows, moe.experts);
+  const auto grouped = static_cast<double>(local_experts);
+  block.gemms.push_back(
+      GemmWork{per_expert, static_cast<double>(expert_rank.up_width), static_cast<double>(h), 1, grouped, shape.fp8});
+  block.gemms.push_back(
+      GemmWork{per_expert, static_cast<double>(h), static_cast<double>(ffn_expert), 1, grouped, shape.fp8});
   if (moe.shared_experts > 0) {
     add_gemm(block, shape, tokens, h, full.up_width, Split::kColumns, moe.shared_experts);
     add_gemm(block, shape, tokens, moe.expert_ffn, h, Split::kRows, moe.shared_experts);
   }
+  // Routed pairs this rank holds, per token of the micro-batch's b s / c.
+  const double pairs = gathered / tokens * static_cast<double>(routed) * load;
+  const auto per_token = [&](double bytes) { return static_cast<std::int64_t>(std::llround(bytes)); };
+  const std::int64_t shared = moe.shared_experts;
   // Whole: router input, fp32 routing probabilities, and per routed pair the
   // dispatched input and the expert output (for the routing-weight gradient).
-  block.stored_whole += e * h + 4 * moe.experts + routed * 2 * e * h;
-  block.stored_split += used * e * rank.stored_tensors * ffn_rank;
-  block.wgrad_whole += e * h + 4 * moe.experts + routed * 2 * e * h + moe.shared_experts * e * h;
-  block.wgrad_split += used * e * (rank.up_width + ffn_rank);
+  const double routed_whole = static_cast<double>(routed) * load;
+  block.stored_whole += e * h + 4 * moe.experts + per_token(routed_whole * 2 * e * h);
+  block.stored_split += per_token(pairs * e * expert_rank.stored_tensors * ffn_expert) +
+                        shared * e * shared_rank.stored_tensors * ffn_shared;
+  block.wgrad_whole += e * h + 4 * moe.experts + per_token(routed_whole * 2 * e * h) + shared * e * h;
+  block.wgrad_split +=
+      per_token(pairs * e * (expert_rank.up_width + ffn_expert)) + shared * e * (shared_rank.up_width + ffn_shared);
   // Router softmax and top-k over fp32 logits; permute and unpermute of every
   // routed pair (read + write each).
-  block.traffic_whole += 8.0 * moe.experts + static_cast<double>(routed * 4 * e * h);
-  block.traffic_split += static_cast<double>(used * e * rank.act_traffic * ffn_rank);
+  block.traffic_whole += 8.0 * moe.experts + routed_whole * 4 * e * h;
+  block.traffic_split += pairs * e * expert_rank.act_traffic * ffn_expert +
+                         static_cast<double>(shared * e * shared_rank.act_traffic * ffn_shared);
+  if (dispatched) {
+    // Shared experts run on every token, gathered over t like a dense MLP.
+    block.tp_collectives = shared > 0 ? 1 : 0;
+    const double sent = local * static_cast<double>(routed) * load * static_cast<double>(h * e);
+    if (shape.ep > 1) block.expert_collectives.push_back({CollectiveKind::kAllToAll, sent, 2});
+    if (shape.etp > 1) {
+      const double bytes = sent * shape.etp;
+      block.expert_collectives.push_back({CollectiveKind::kAllGather, bytes, 1});
+      block.expert_collectives.push_back({CollectiveKind::kReduceScatter, bytes, 1});
+    }
+  }
   add_norm_and_residual(block, model, shape);
   return block;
 }

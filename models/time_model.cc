@@ -128,13 +128,29 @@ std::pair<double, double> attention_s(const PassWork& pass, const HardwareConfig
   return {compute, ring};
 }
 
+// A ring collective; an all-to-all only among ranks of one link.
 double collective_s(const CollectiveWork& call, int ranks, const LinkSpec& link) {
   switch (call.kind) {
     case CollectiveKind::kAllReduce: return all_reduce_s(call.bytes, ranks, link);
     case CollectiveKind::kAllGather: return all_gather_s(call.bytes, ranks, link);
     case CollectiveKind::kReduceScatter: return reduce_scatter_s(call.bytes, ranks, link);
+    case CollectiveKind::kAllToAll: return ring_s(call.bytes, ranks, link, (ranks - 1.0) / ranks, ranks - 1);
   }
   return 0;
+}
+
+// The experts' collectives, none hidden within the pass: all-to-alls over
+// the ep ranks (etp apart in Megatron's expert rank order), gathers and
+// reduce-scatters over the etp neighbours.
+double expert_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape) {
+  double seconds = 0;
+  const int etp = shape.expert_tp();
+  for (const CollectiveWork& call : pass.expert_collectives) {
+    seconds += call.count * (call.kind == CollectiveKind::kAllToAll
+                                 ? all_to_all_s(call.bytes, shape.ep, etp, hardware)
+                                 : collective_s(call, etp, link_for_group(hardware, etp, 1)));
+  }
+  return seconds;
 }
 
 }  // namespace
@@ -191,6 +207,7 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
       at_rate(pass.memory_bytes, gpu.memory_bandwidth * gpu.memory.at(pass.memory_bytes), "gpu.memory_bandwidth");
   terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape, terms.gemm_s);
   terms.shard_comm_s = shard_s(pass, hardware, shape, terms.gemm_s + terms.attention_s + terms.elementwise_s);
+  terms.expert_comm_s = expert_s(pass, hardware, shape);
   return terms;
 }
 
@@ -205,8 +222,10 @@ LayerOverheads layer_overheads(const LayerCost& layer, const HardwareConfig& har
 }
 
 LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape) {
-  return {pass_time_s(layer.forward, hardware, shape), pass_time_s(layer.backward_input, hardware, shape),
-          pass_time_s(layer.backward_weight, hardware, shape)};
+  const PassTerms forward = pass_terms(layer.forward, hardware, shape);
+  const PassTerms backward_input = pass_terms(layer.backward_input, hardware, shape);
+  return {forward.total_s(), backward_input.total_s(), pass_time_s(layer.backward_weight, hardware, shape),
+          forward.expert_comm_s, backward_input.expert_comm_s};
 }
 
 // nccl-tests' bus-bandwidth factors: all-reduce 2(n-1)/n in 2(n-1) steps
@@ -225,6 +244,17 @@ double all_gather_s(double bytes, int ranks, const LinkSpec& link) {
 double reduce_scatter_s(double bytes, int ranks, const LinkSpec& link) {
   const double n = ranks;
   return ring_s(bytes, ranks, link, (n - 1) / n, ranks - 1);
+}
+
+double all_to_all_s(double bytes, int ranks, int stride, const HardwareConfig& hardware) {
+  if (ranks <= 1 || bytes <= 0) return 0;
+  const double n = ranks;
+  const double in_node = std::clamp(hardware.gpus_per_node / std::max(stride, 1), 1, ranks);
+  const char* figure = "node.link_bandwidth or network.bandwidth";
+  const double intra = at_rate(bytes * (in_node - 1) / n, hardware.node_link.collective_bandwidth(), figure);
+  if (in_node >= n) return intra + (n - 1) * hardware.node_link.latency_s;
+  const double inter = at_rate(bytes * (n - in_node) / n, hardware.network.collective_bandwidth(), figure);
+  return std::max(intra, inter) + (n - 1) * hardware.network.latency_s;
 }
 
 const LinkSpec& link_for_group(const HardwareConfig& hardware, int ranks, int stride) {

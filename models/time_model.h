@@ -13,6 +13,11 @@ struct LayerTimes {
   double forward_s = 0;
   double backward_input_s = 0;
   double backward_weight_s = 0;
+  // Of forward_s and backward_input_s: the mixture of experts' token
+  // dispatch and combine, which a schedule that pairs passes (DualPipeV's
+  // overlapped F&B) runs beside the other pass's compute.
+  double forward_comm_s = 0;
+  double backward_input_comm_s = 0;
 };
 
 // One pass's time by kind of work: the terms pass_time_s adds up.
@@ -23,7 +28,10 @@ struct PassTerms {
   double tp_comm_s = 0;      // tensor-parallel collectives, the part not hidden behind GEMMs
   double cp_comm_s = 0;      // context parallelism's ring transfers, the part not hidden behind attention
   double shard_comm_s = 0;   // ZeRO-2/3's gathers and reduce-scatters, the part not hidden behind the pass
-  double total_s() const { return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s; }
+  double expert_comm_s = 0;  // MoE token dispatch and combine: all-to-alls over ep, gathers over etp
+  double total_s() const {
+    return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s + expert_comm_s;
+  }
 };
 PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape);
 
@@ -52,6 +60,12 @@ double contention_s(double hidden_s, const GpuSpec& gpu);
 double all_reduce_s(double bytes, int ranks, const LinkSpec& link);
 double all_gather_s(double bytes, int ranks, const LinkSpec& link);
 double reduce_scatter_s(double bytes, int ranks, const LinkSpec& link);
+
+// An all-to-all among `ranks` peers `stride` GPUs apart, `bytes` each rank's
+// send buffer: (n-1)/n of it leaves the rank, to the peers in its node over
+// NVLink and to the others over the network at the same time (the slower
+// sets the time), in n - 1 steps that each pay the latency.
+double all_to_all_s(double bytes, int ranks, int stride, const HardwareConfig& hardware);
 
 // The link between `ranks` consecutive GPUs `stride` apart: NVLink when they
 // all sit in one node, the network otherwise.

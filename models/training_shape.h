@@ -2,6 +2,7 @@
 // savers. Everything a per-layer cost depends on besides the model itself.
 #pragma once
 
+#include <algorithm>
 #include <string_view>
 
 namespace pipeplan::models {
@@ -30,6 +31,17 @@ struct TrainingShape {
   int tp = 1;                // t: tensor-parallel size
   int cp = 1;                // c: context-parallel size (each rank holds s / c of every sequence)
   int dp = 1;                // d: data-parallel size
+  // Mixture of experts (Megatron's MoE parallel folding): the experts of a
+  // layer divide over `ep` ranks, each expert's matrices over `etp` ranks
+  // (0: as the attention's t, Megatron's default). Per pipeline stage the
+  // t x c x d ranks fold into etp x ep x (expert data-parallel) ranks.
+  int ep = 1;
+  int etp = 0;
+  // Tokens the busiest expert receives over the average (1: Megatron's
+  // force-balanced routing); a capacity factor above 0 drops what exceeds
+  // that many times the average.
+  double moe_load_imbalance = 1.0;
+  double moe_capacity_factor = 0;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;  // attention scores are never stored
@@ -61,6 +73,14 @@ struct TrainingShape {
   int activation_bytes_per_element = 2;  // bf16 activations
 
   double gradient_bytes() const { return grad_reduce_in_bf16 ? 2.0 : 4.0; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  // Ranks holding the same experts: t x c x d / (ep x etp), each expert
+  // layer's gradients reduced and its optimizer sharded over them.
+  int expert_replicas() const { return std::max(1, tp * cp * dp / (ep * expert_tp())); }
+  // The busiest expert's tokens over the average.
+  double expert_load() const {
+    return moe_capacity_factor > 0 ? std::min(moe_load_imbalance, moe_capacity_factor) : moe_load_imbalance;
+  }
   // Ranks holding the same weights of a stage: the data-parallel replicas
   // and, within each, the context-parallel ranks (Megatron reduces gradients
   // and shards the distributed optimizer over this d x c group).

@@ -23,13 +23,19 @@ StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes) 
   };
 }
 
-StateBytes state_bytes(const TrainingShape& shape) {
+namespace {
+
+StateBytes state_over(const TrainingShape& shape, int replicas) {
   const double gradient = shape.gradient_bytes();
-  const int replicas = shape.weight_replicas();
   if (!shape.pipelined || shape.zero < ZeroStage::kGradients)
     return state_bytes_per_param(shape.zero, replicas, gradient);
   const double d = std::max(replicas, 1);
   return StateBytes{.weights = kWeightBytes, .gradients = gradient + gradient / d, .optimizer = kOptimizerBytes / d};
 }
+
+}  // namespace
+
+StateBytes state_bytes(const TrainingShape& shape) { return state_over(shape, shape.weight_replicas()); }
+StateBytes expert_state_bytes(const TrainingShape& shape) { return state_over(shape, shape.expert_replicas()); }
 
 }  // namespace pipeplan::models

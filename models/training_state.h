@@ -26,5 +26,8 @@ StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes =
 // accumulated gradients whole through the step and shard the optimizer and
 // the reduced gradients: 2 + g + (g + 12)/d.
 StateBytes state_bytes(const TrainingShape& shape);
+// The routed experts': as above over their expert data-parallel replicas
+// (TrainingShape::expert_replicas).
+StateBytes expert_state_bytes(const TrainingShape& shape);
 
 }  // namespace pipeplan::models

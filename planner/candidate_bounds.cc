@@ -17,10 +17,14 @@ double busiest_rank_floor_s(const LayerTable& table, const ScheduleContext& cont
   const sim::SpanBound& span = context.span;
   const double scale = context.schedule.microbatch_scale;
   const double pass = table.pass_overhead_s();
+  const double hidden = span.pairs_passes() ? 1 : 0;  // the communication a pair may hide
   const auto work = [&](int k) {
-    return span.stage_work_s(scale * table.forward_s(k, k + 1) + table.forward_overhead_s(k, k + 1) - pass,
-                             scale * table.backward_input_s(k, k + 1) + table.backward_overhead_s(k, k + 1) - pass,
-                             scale * table.backward_weight_s(k, k + 1));
+    return span.stage_work_s(
+        scale * (table.forward_s(k, k + 1) - hidden * table.forward_comm_s(k, k + 1)) +
+            table.forward_overhead_s(k, k + 1) - pass,
+        scale * (table.backward_input_s(k, k + 1) - hidden * table.backward_input_comm_s(k, k + 1)) +
+            table.backward_overhead_s(k, k + 1) - pass,
+        scale * table.backward_weight_s(k, k + 1));
   };
   const int n = table.size(), blocks = n - 2, ranks = context.schedule.ranks;
   if (blocks < 1 || ranks < 1 || context.schedule.stages % ranks != 0) return 0;
@@ -50,8 +54,8 @@ double stage_memory_max(const LayerContext& layers, const ScheduleContext& conte
 double rank_memory_floor(const LayerContext& layers, const ScheduleContext& context) {
   const LayerTable& table = layers.table;
   const int n = table.size();
-  const double total = table.params(0, n) * layers.state_bytes_per_param + table.fp8_weight_copy_bytes(0, n) +
-                       context.fewest_held * table.activation_bytes(0, n);
+  const double total =
+      layers.state_bytes(0, n) + table.fp8_weight_copy_bytes(0, n) + context.fewest_held * table.activation_bytes(0, n);
   return total / context.schedule.ranks;
 }
 
@@ -82,15 +86,26 @@ StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& c
   // As the stage costs: forwards and input gradients each pay a pass
   // overhead per stage and their layers' overheads, whatever the split.
   const double more_passes = (context.schedule.stages - 1) * table.pass_overhead_s();
+  const double hidden = context.span.pairs_passes() ? 1 : 0;  // the communication a pair may hide
   double pipeline = context.span.any_split_bound_s(
-      scale * table.forward_s(0, n) + table.forward_overhead_s(0, n) + more_passes,
-      scale * table.backward_input_s(0, n) + table.backward_overhead_s(0, n) + more_passes,
+      scale * (table.forward_s(0, n) - hidden * table.forward_comm_s(0, n)) + table.forward_overhead_s(0, n) +
+          more_passes,
+      scale * (table.backward_input_s(0, n) - hidden * table.backward_input_comm_s(0, n)) +
+          table.backward_overhead_s(0, n) + more_passes,
       scale * table.backward_weight_s(0, n));
   // A given split may leave a stage without a block; the searched ones never do.
   if (searched_split) pipeline = std::max(pipeline, busiest_rank_floor_s(table, context));
   // Each stage's parameters are rounded to whole ones: a stage's worth below the average.
-  const double average_params = std::max(0.0, table.params(0, n) / context.schedule.ranks - context.schedule.stages);
-  const StepOverhead overhead = rank_step_overhead(average_params, hardware, layers.shape);
+  // The sync of the dense weights and of the experts each grow with their
+  // own count, so the busiest rank's is no less than either alone at the
+  // average (a rank may hold no experts; the optimizer steps both as one).
+  const double ranks = context.schedule.ranks, stages = context.schedule.stages;
+  const double experts = table.expert_params(0, n);
+  const double dense = std::max(0.0, (table.params(0, n) - experts) / ranks - stages);
+  const double expert = std::max(0.0, experts / ranks - stages);
+  StepOverhead overhead = rank_step_overhead({dense + expert, expert}, hardware, layers.shape);
+  overhead.gradient_sync_s = std::max(rank_step_overhead({dense, 0}, hardware, layers.shape).gradient_sync_s,
+                                      rank_step_overhead({expert, expert}, hardware, layers.shape).gradient_sync_s);
   StepBounds bounds;
   bounds.iteration_time_s = (pipeline + overhead.gradient_sync_s + overhead.optimizer_step_s) * (1 - 1e-8);
   bounds.peak_bytes = static_cast<std::int64_t>(rank_memory_floor(layers, context) * (1 - 1e-6));

@@ -24,8 +24,8 @@ inline double stage_memory(const LayerContext& layers, const ScheduleContext& co
   for (const auto& [a, w] : context.peak_points[static_cast<std::size_t>(stage)]) {
     activations = std::max(activations, a * full + w * partial);
   }
-  return table.params(i, j) * layers.state_bytes_per_param + table.fp8_weight_copy_bytes(i, j) +
-         2 * table.boundary_bytes(j) + table.working_bytes(i, j) + activations;
+  return layers.state_bytes(i, j) + table.fp8_weight_copy_bytes(i, j) + 2 * table.boundary_bytes(j) +
+         table.working_bytes(i, j) + activations;
 }
 double stage_memory_max(const LayerContext& layers, const ScheduleContext& context, const StageSplit& split);
 

@@ -31,15 +31,19 @@ constexpr const char* kOutOfMemory = "out of memory";
 // an all-gather do, and the optimizer steps the whole model).
 std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const SearchGroup& group) {
   // A fixed sharding fixes the axis: it needs replicas to shard over.
+  // ZeRO-2/3 shard over the dense weights' replicas; experts folded apart
+  // from the attention's t (ep x etp != t) have replicas of their own.
+  const bool experts_apart = group.ep * (group.etp > 0 ? group.etp : group.tp) != group.tp;
   if (request.zero) {
     const bool shards = *request.zero != models::ZeroStage::kNone;
     if (shards && group.dp * group.cp <= 1) return {};
+    if (experts_apart && *request.zero >= models::ZeroStage::kGradients) return {};
     return {*request.zero};
   }
   if (group.dp * group.cp <= 1) return {models::ZeroStage::kNone};
   // Measured passes lack ZeRO-2/3's per-micro-batch collectives; pipelined,
   // ZeRO-2/3 sync as ZeRO-1 does and hold more (kZeroPipelinedDominated).
-  if (request.profile || group.pp > 1) return {models::ZeroStage::kOptimizer};
+  if (request.profile || group.pp > 1 || experts_apart) return {models::ZeroStage::kOptimizer};
   return {models::ZeroStage::kOptimizer, models::ZeroStage::kGradients, models::ZeroStage::kWeights};
 }
 
@@ -47,7 +51,8 @@ constexpr const char* kZeroDominated = "no sharding (ZeRO-1 is as fast and light
 constexpr const char* kZeroPipelinedDominated =
     "ZeRO-2/3 on p > 1 (synced once per step: ZeRO-1's time, the reduced gradients' shard more memory)";
 constexpr const char* kZeroWithoutSchedule = "ZeRO-2/3 on p > 1 with a schedule PyTorch's pipelining lacks";
-constexpr const char* kZeroWithoutReplicas = "--zero without data or context parallel replicas (d x c = 1)";
+constexpr const char* kZeroWithoutReplicas =
+    "--zero without data or context parallel replicas (d x c = 1), or ZeRO-2/3 with experts folded apart";
 
 LayerContext layer_context(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
                            models::Recompute recompute) {
@@ -57,6 +62,10 @@ LayerContext layer_context(const PlanRequest& request, const SearchGroup& group,
   shape.tp = group.tp;
   shape.cp = group.cp;
   shape.dp = group.dp;
+  shape.ep = group.ep;
+  shape.etp = group.etp;
+  shape.moe_load_imbalance = request.moe_load_imbalance;
+  shape.moe_capacity_factor = request.moe_capacity_factor;
   // Megatron's advice: sequence parallelism with tensor parallelism.
   shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
   shape.recompute = recompute;
@@ -69,7 +78,8 @@ LayerContext layer_context(const PlanRequest& request, const SearchGroup& group,
   LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
   const double flops = models::model_flops_per_microbatch(layers, shape);
   const double state = models::state_bytes(shape).total();
-  return {shape, layers.transformer_layers(), std::move(table), flops, state};
+  const double expert_state = models::expert_state_bytes(shape).total();
+  return {shape, layers.transformer_layers(), std::move(table), flops, state, expert_state};
 }
 
 std::vector<LayerContext> layer_contexts(const PlanRequest& request, const SearchGroup& group,
@@ -193,6 +203,10 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.cp = group.cp;
   candidate.pp = group.pp;
   candidate.dp = group.dp;
+  candidate.ep = group.ep;
+  candidate.etp = group.etp;
+  candidate.moe_load_imbalance = layers.shape.moe_load_imbalance;
+  candidate.moe_capacity_factor = layers.shape.moe_capacity_factor;
   candidate.micro_batch_size = group.micro_batch_size;
   candidate.microbatches = group.microbatches;
   candidate.virtual_stages = choice.virtual_stages;

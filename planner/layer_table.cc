@@ -46,6 +46,7 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const models::Hardware
                        const models::TrainingShape& shape)
     : LayerTable(layers, modelled_times(layers, checked_precision(hardware, shape), shape)) {
   pass_overhead_s_ = hardware.pass_overhead_s;
+  hidden_comm_slowdown_ = models::contention_s(1.0, hardware.gpu);
   for (std::size_t index = 0; index < layers.layers.size(); ++index) {
     const models::LayerOverheads overheads = models::layer_overheads(layers.layers[index], hardware, shape);
     forward_overhead_[index + 1] = forward_overhead_[index] + overheads.forward_s;
@@ -54,8 +55,9 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const models::Hardware
 }
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& layer_times) {
-  for (std::vector<double>* prefix : {&forward_, &backward_input_, &backward_weight_, &params_, &activation_,
-                                      &weight_grad_, &logits_, &fp8_copies_}) {
+  for (std::vector<double>* prefix :
+       {&forward_, &backward_input_, &backward_weight_, &forward_comm_, &backward_input_comm_, &params_,
+        &expert_params_, &activation_, &weight_grad_, &logits_, &fp8_copies_}) {
     prefix->reserve(layers.layers.size() + 1);
     prefix->push_back(0.0);
   }
@@ -69,7 +71,10 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<mode
     push_prefix(forward_, times.forward_s);
     push_prefix(backward_input_, times.backward_input_s);
     push_prefix(backward_weight_, times.backward_weight_s);
+    push_prefix(forward_comm_, times.forward_comm_s);
+    push_prefix(backward_input_comm_, times.backward_input_comm_s);
     push_prefix(params_, static_cast<double>(layer.params_per_rank));
+    push_prefix(expert_params_, static_cast<double>(layer.expert_params_per_rank));
     push_prefix(fp8_copies_, static_cast<double>(layer.fp8_weight_copy_bytes));
     push_prefix(activation_, static_cast<double>(layer.activation_bytes));
     push_prefix(weight_grad_, static_cast<double>(layer.weight_grad_bytes));

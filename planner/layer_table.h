@@ -28,6 +28,10 @@ class LayerTable {
   double forward_s(int i, int j) const { return range(forward_, i, j); }
   double backward_input_s(int i, int j) const { return range(backward_input_, i, j); }
   double backward_weight_s(int i, int j) const { return range(backward_weight_, i, j); }
+  // Of forward_s and backward_input_s: the experts' token dispatch and
+  // combine, which a paired schedule may hide (models::LayerTimes).
+  double forward_comm_s(int i, int j) const { return range(forward_comm_, i, j); }
+  double backward_input_comm_s(int i, int j) const { return range(backward_input_comm_, i, j); }
   double time_s(int i, int j) const { return forward_s(i, j) + backward_input_s(i, j) + backward_weight_s(i, j); }
   // Outside the kernels, per micro-batch: what a stage of layers [i, j)
   // adds to its forward and to its input-gradient pass (the hardware's
@@ -37,12 +41,17 @@ class LayerTable {
   double forward_overhead_s(int i, int j) const { return pass_overhead_s_ + range(forward_overhead_, i, j); }
   double backward_overhead_s(int i, int j) const { return pass_overhead_s_ + range(backward_overhead_, i, j); }
   double pass_overhead_s() const { return pass_overhead_s_; }
+  // Compute slowed per second of communication hidden beside it (the SMs
+  // the collectives hold; models::contention_s).
+  double hidden_comm_slowdown() const { return hidden_comm_slowdown_; }
   // One micro-batch through a stage of layers [i, j): its kernels and what
   // its passes spend outside them (what the time partitioners balance).
   double stage_time_s(int i, int j) const {
     return time_s(i, j) + forward_overhead_s(i, j) + backward_overhead_s(i, j);
   }
   double params(int i, int j) const { return range(params_, i, j); }
+  // Of params: the routed experts' (their own replicas, state and sync).
+  double expert_params(int i, int j) const { return range(expert_params_, i, j); }
   double fp8_weight_copy_bytes(int i, int j) const { return range(fp8_copies_, i, j); }
   double activation_bytes(int i, int j) const { return range(activation_, i, j); }
   double weight_grad_bytes(int i, int j) const { return range(weight_grad_, i, j); }
@@ -59,9 +68,11 @@ class LayerTable {
 
   std::vector<std::string> names_;
   double pass_overhead_s_ = 0;
+  double hidden_comm_slowdown_ = 0;
   std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
+  std::vector<double> forward_comm_, backward_input_comm_;          // prefix sums
   std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums
-  std::vector<double> params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
+  std::vector<double> params_, expert_params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
   std::vector<double> output_;                                       // per layer
   std::vector<std::vector<double>> working_max_;                     // sparse table: [level][start]
 };

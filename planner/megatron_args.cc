@@ -32,15 +32,39 @@ std::string placement_arguments(const PlanCandidate& plan) {
   return fmt::format(" --pipeline-model-parallel-layout \"{}\"", format_layout(plan.split));
 }
 
+// The experts and their layout: Megatron-core's MoE flags, with the
+// all-to-all dispatcher and grouped GEMMs the costs assume, and which
+// layers are dense (--moe-layer-freq as a Python list expression).
+std::string expert_arguments(const PlanCandidate& plan, const models::ModelConfig& model) {
+  const models::MoeConfig& moe = model.moe;
+  if (!moe.enabled()) return "";
+  std::string args = fmt::format(
+      " --num-experts {} --moe-router-topk {} --moe-ffn-hidden-size {} --expert-model-parallel-size {} "
+      "--expert-tensor-parallel-size {} --moe-token-dispatcher-type alltoall --moe-grouped-gemm",
+      moe.experts, moe.top_k, moe.expert_ffn, plan.ep, plan.etp > 0 ? plan.etp : plan.tp);
+  if (moe.shared_experts > 0) {
+    args += fmt::format(" --moe-shared-expert-intermediate-size {}", moe.shared_experts * moe.expert_ffn);
+  }
+  if (moe.dense_layers > 0) {
+    args += fmt::format(" --moe-layer-freq \"([0]*{}+[1]*{})\"", moe.dense_layers, model.layers - moe.dense_layers);
+  }
+  if (plan.moe_capacity_factor > 0) {
+    args += fmt::format(" --moe-expert-capacity-factor {} --moe-token-drop-policy probs", plan.moe_capacity_factor);
+  }
+  return args;
+}
+
 }  // namespace
 
-std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int seq_len) {
+std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int seq_len,
+                               const models::ModelConfig* model) {
   std::string args = fmt::format(
       "--tensor-model-parallel-size {} --pipeline-model-parallel-size {} --micro-batch-size {} --global-batch-size {} "
       "--seq-length {}",
       plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
   if (plan.cp > 1) args += fmt::format(" --context-parallel-size {}", plan.cp);
   if (plan.sequence_parallel) args += " --sequence-parallel";
+  if (model != nullptr) args += expert_arguments(plan, *model);
   // Under pipelining ZeRO-2/3 sync once per step as the distributed
   // optimizer does: Megatron's nearest (the note says so).
   const bool nearest_zero1 = plan.zero >= models::ZeroStage::kGradients && plan.pp > 1;

@@ -36,12 +36,30 @@ constexpr TermColumn kTermColumns[] = {
     {"tp_comm_exposed_s", "TP comm", &StepTerms::tp_comm_s},
     {"cp_comm_exposed_s", "CP comm", &StepTerms::cp_comm_s},
     {"zero_comm_exposed_s", "ZeRO comm", &StepTerms::shard_comm_s},
+    {"expert_comm_exposed_s", "EP comm", &StepTerms::expert_comm_s},
     {"overhead_s", "overhead", &StepTerms::overhead_s},
     {"p2p_exposed_s", "P2P exposed", &StepTerms::p2p_exposed_s},
     {"bubble_s", "bubble", &StepTerms::bubble_s},
     {"dp_sync_exposed_s", "DP sync", &StepTerms::dp_sync_s},
     {"optimizer_s", "optimizer", &StepTerms::optimizer_s},
 };
+
+// The experts' communication on the rank that has most exposed.
+struct ExpertCommShare {
+  double exposed_s = 0, hidden_s = 0, carried_s = 0;
+};
+ExpertCommShare expert_comm_share(const ModelSimulation& simulation) {
+  ExpertCommShare share;
+  for (std::size_t rank = 0; rank < simulation.expert_comm_s.size(); ++rank) {
+    const double exposed = simulation.expert_comm_s[rank], hidden = simulation.expert_comm_hidden_s[rank];
+    share.carried_s = std::max(share.carried_s, exposed + hidden);
+    if (rank == 0 || exposed > share.exposed_s) {
+      share.exposed_s = exposed;
+      share.hidden_s = hidden;
+    }
+  }
+  return share;
+}
 
 nlohmann::ordered_json terms_json(const std::vector<StepTerms>& terms) {
   nlohmann::ordered_json json = nlohmann::ordered_json::array();
@@ -99,6 +117,13 @@ nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulatio
     ranks[rank]["layers"] = simulation.layers[rank];
   }
   if (!simulation.terms.empty()) json["step_terms"] = terms_json(simulation.terms);
+  if (const ExpertCommShare share = expert_comm_share(simulation); share.carried_s > 0) {
+    json["expert_comm"] = {{"exposed_s", share.exposed_s},
+                           {"hidden_s", share.hidden_s},
+                           {"share_of_step", share.exposed_s / simulation.iteration_time_s},
+                           {"exposed_per_rank_s", simulation.expert_comm_s},
+                           {"hidden_per_rank_s", simulation.expert_comm_hidden_s}};
+  }
   return json;
 }
 
@@ -115,6 +140,12 @@ std::string model_simulation_summary(const ModelSimulation& simulation) {
   text += fmt::format("  throughput             {:>12.0f}   tokens/s on {} GPUs, MFU {:.1f} %{}\n",
                       simulation.tokens_per_s, simulation.gpus, simulation.mfu * 100,
                       sim::ranks_over_memory(simulation.report).empty() ? "" : " (if it fitted: it does not)");
+  if (const ExpertCommShare share = expert_comm_share(simulation); share.carried_s > 0) {
+    text += fmt::format(
+        "  expert all-to-all      {:>12}   exposed on the rank with most ({:.1f} % of the step), {} hidden by "
+        "paired passes\n",
+        format_ms(share.exposed_s), 100 * share.exposed_s / simulation.iteration_time_s, format_ms(share.hidden_s));
+  }
   text += fmt::format("  layout                 {}\n", format_layout(simulation.split));
   text += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10}  {}\n", "rank", "weights", "grads",
                       "optimizer", "activations", "logits", "buffers", "total", "layers");

@@ -15,34 +15,57 @@
 namespace pipeplan::planner {
 namespace {
 
+// The ranks holding the same weights and how far apart they are: the
+// dense weights' d x c replicas (t apart), or the routed experts' expert
+// data-parallel replicas (ep x etp apart, Megatron's expert rank order).
+struct ReplicaGroup {
+  int ranks = 1;
+  int stride = 1;
+};
+ReplicaGroup dense_group(const models::TrainingShape& shape) { return {shape.weight_replicas(), shape.tp}; }
+ReplicaGroup expert_group(const models::TrainingShape& shape) {
+  return {shape.expert_replicas(), shape.ep * shape.expert_tp()};
+}
+
 // Megatron reduces gradients over the data-parallel group (with context
 // parallelism, its d x c ranks holding the same weights, t apart): an all-reduce of
 // the gradient buffers (fp32, or bf16 with --grad-reduce-in-bf16), or with
 // the distributed optimizer a reduce-scatter of them and, after the
 // optimizer, an all-gather of the bf16 weights.
-double gradient_reduce_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  const int replicas = shape.weight_replicas();
-  if (replicas <= 1) return 0;
-  const models::LinkSpec& link = models::link_for_group(hardware, replicas, shape.tp);
+double group_reduce_s(double params, ReplicaGroup group, const models::HardwareConfig& hardware,
+                      const models::TrainingShape& shape) {
+  if (group.ranks <= 1 || params <= 0) return 0;
+  const models::LinkSpec& link = models::link_for_group(hardware, group.ranks, group.stride);
   const double bytes = shape.gradient_bytes() * params;
-  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, replicas, link);
+  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, group.ranks, link);
   // ZeRO-2/3 unpipelined reduce-scatter each micro-batch's gradients in its
   // backward; pipelined, once per step as the distributed optimizer does.
-  return shape.shards_once_per_step() ? models::reduce_scatter_s(bytes, replicas, link) : 0;
+  return shape.shards_once_per_step() ? models::reduce_scatter_s(bytes, group.ranks, link) : 0;
 }
 
-double param_gather_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  const int replicas = shape.weight_replicas();
+double group_gather_s(double params, ReplicaGroup group, const models::HardwareConfig& hardware,
+                      const models::TrainingShape& shape) {
   // The updated shards gathered once per step; ZeRO-3 unpipelined gathers
   // the weights where each layer needs them instead.
   const bool per_layer = shape.zero == models::ZeroStage::kWeights && !shape.pipelined;
-  if (replicas <= 1 || shape.zero == models::ZeroStage::kNone || per_layer) return 0;
-  return models::all_gather_s(2 * params, replicas, models::link_for_group(hardware, replicas, shape.tp));
+  if (group.ranks <= 1 || params <= 0 || shape.zero == models::ZeroStage::kNone || per_layer) return 0;
+  return models::all_gather_s(2 * params, group.ranks, models::link_for_group(hardware, group.ranks, group.stride));
+}
+
+// The dense weights' and the experts' buffers, one after the other.
+double gradient_reduce_s(RankParams params, const models::HardwareConfig& hardware,
+                         const models::TrainingShape& shape) {
+  return group_reduce_s(params.all - params.expert, dense_group(shape), hardware, shape) +
+         group_reduce_s(params.expert, expert_group(shape), hardware, shape);
+}
+double param_gather_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
+  return group_gather_s(params.all - params.expert, dense_group(shape), hardware, shape) +
+         group_gather_s(params.expert, expert_group(shape), hardware, shape);
 }
 
 // Not overlapped, the whole synchronisation waits for the pipeline; the
 // overlapped parts are bounded below by nothing.
-double gradient_sync_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
+double gradient_sync_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   return (shape.overlap_grad_reduce ? 0 : gradient_reduce_s(params, hardware, shape)) +
          (shape.overlap_param_gather ? 0 : param_gather_s(params, hardware, shape));
 }
@@ -51,7 +74,7 @@ double gradient_sync_s(double params, const models::HardwareConfig& hardware, co
 // gradients final) or needed (its first forward starts).
 struct SyncPiece {
   double at_s = 0;
-  double params = 0;
+  RankParams params;
 };
 
 // Megatron reduces and gathers in buckets of a few layers; here one piece
@@ -67,7 +90,7 @@ void add_pieces(std::vector<SyncPiece>& reduce, std::vector<SyncPiece>& gather, 
                                          [](const sim::Action& a) { return a.kind == sim::OpKind::kBackwardWeight; });
   const double backward = split_weights ? cost.backward_weight_s : cost.backward_input_s + cost.backward_weight_s;
   const int layers = std::max(1, split.end_layer(stage) - split.first_layer(stage));
-  const double share = costs.stage_params[index] / layers;
+  const RankParams share{costs.stage_params[index].all / layers, costs.stage_params[index].expert / layers};
   for (int k = 0; k < layers; ++k) {
     reduce.push_back({report.stage_grads_ready_s[index] - backward * (layers - 1 - k) / layers, share});
     gather.push_back({report.stage_first_forward_s[index] + cost.forward_s * k / layers, share});
@@ -124,9 +147,12 @@ double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedul
 // Adam reads and writes the fp32 master weights and both moments (24 bytes
 // per parameter), reads and writes the gradients (8 in fp32, 4 in bf16) and
 // writes the bf16 weights (2).
-double optimizer_step_s(double params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  const double shard = shape.zero == models::ZeroStage::kNone ? 1.0 : 1.0 / shape.weight_replicas();
-  const double bytes = params * shard * (26.0 + 2 * shape.gradient_bytes());
+double optimizer_step_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
+  const bool sharded = shape.zero != models::ZeroStage::kNone;
+  const double stepped =
+      sharded ? (params.all - params.expert) / shape.weight_replicas() + params.expert / shape.expert_replicas()
+              : params.all;
+  const double bytes = stepped * (26.0 + 2 * shape.gradient_bytes());
   return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
 }
 
@@ -142,6 +168,24 @@ double pipeline_without_p2p_s(const sim::Schedule& schedule, const ModelStageCos
   options.compute_critical_path = false;
   options.record_timeline = false;
   return sim::simulate(schedule, instant, topology, options).cost_s;
+}
+
+// Each rank's experts' communication over the step: what its actions carry,
+// less what their overlapped pairs hide (sim::pair_saving is the time saved,
+// at the slowdown's cost).
+void add_expert_comm(ModelSimulation& result, const sim::Schedule& schedule, const sim::PipelineCosts& costs) {
+  const double kept = 1 - costs.hidden_comm_slowdown;
+  for (const auto& actions : schedule.actions) {
+    double carried = 0, hidden = 0;
+    for (std::size_t step = 0; step < actions.size(); ++step) {
+      const sim::Action& action = actions[step];
+      if (!sim::is_compute(action.kind)) continue;
+      carried += sim::action_comm_s(costs.stages[static_cast<std::size_t>(action.stage)], action.kind);
+      if (kept > 0) hidden += sim::paired_saving_s(costs, actions, step) / kept;
+    }
+    result.expert_comm_s.push_back(carried - hidden);
+    result.expert_comm_hidden_s.push_back(hidden);
+  }
 }
 
 MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& rank) {
@@ -167,14 +211,15 @@ StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareC
                            const models::TrainingShape& shape) {
   StepOverhead overhead;
   for (const StaticMemory& memory : costs.static_memory) {
-    const StepOverhead rank = rank_step_overhead(static_cast<double>(memory.params), hardware, shape);
+    const StepOverhead rank = rank_step_overhead(
+        {static_cast<double>(memory.params), static_cast<double>(memory.expert_params)}, hardware, shape);
     overhead.gradient_sync_s = std::max(overhead.gradient_sync_s, rank.gradient_sync_s);
     overhead.optimizer_step_s = std::max(overhead.optimizer_step_s, rank.optimizer_step_s);
   }
   return overhead;
 }
 
-StepOverhead rank_step_overhead(double params, const models::HardwareConfig& hardware,
+StepOverhead rank_step_overhead(RankParams params, const models::HardwareConfig& hardware,
                                 const models::TrainingShape& shape) {
   return {gradient_sync_s(params, hardware, shape), optimizer_step_s(params, hardware, shape)};
 }
@@ -214,6 +259,7 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];
     result.memory.push_back(breakdown(memory, result.report.ranks_detail[static_cast<std::size_t>(rank)]));
   }
+  add_expert_comm(result, schedule, costs.costs);
   const StepOverhead overhead = step_overhead(costs, hardware, setup.shape);
   result.gradient_sync_s = overhead.gradient_sync_s;
   if (setup.shape.overlap_grad_reduce || setup.shape.overlap_param_gather) {
@@ -268,7 +314,7 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
   result.layers = rank_layer_names(table, result.split, schedule);
   if (setup.explain) {
     const PipelineTimes times{result.pipeline_s, pipeline_without_p2p_s(schedule, costs, hardware, setup, options),
-                              result.gradient_sync_s, result.optimizer_step_s};
+                              result.gradient_sync_s, result.optimizer_step_s, result.expert_comm_s};
     result.terms = step_terms(costed, hardware, setup.shape, result.split, schedule, result.report, times);
   }
   if (profiled) {

@@ -55,6 +55,10 @@ struct ModelSimulation {
   double pipeline_s = 0;        // the schedule's cost (largest rank span)
   double gradient_sync_s = 0;   // data-parallel reduction of gradients, not overlapped
   double optimizer_step_s = 0;  // memory-bound parameter update
+  // A mixture of experts' token dispatch and combine on each rank's compute
+  // stream over the step: what stays exposed, and what paired passes hid.
+  std::vector<double> expert_comm_s{};
+  std::vector<double> expert_comm_hidden_s{};
   double iteration_time_s = 0;
   double tokens_per_s = 0;
   double mfu = 0;               // model FLOPs / (time x GPUs x bf16 peak)
@@ -75,7 +79,7 @@ StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareC
 // One rank's, holding `params` parameters: both terms grow with them (a
 // collective's and the optimizer's time is latency plus bytes over a
 // saturating rate), so the busiest rank's is no less than the average's.
-StepOverhead rank_step_overhead(double params, const models::HardwareConfig& hardware,
+StepOverhead rank_step_overhead(RankParams params, const models::HardwareConfig& hardware,
                                 const models::TrainingShape& shape);
 
 // Bounds that need no replay, for pruning a search: the pipeline's cost

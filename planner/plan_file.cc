@@ -32,6 +32,15 @@ int read_count(const YAML::Node& root, const char* key, const std::string& path)
   return value;
 }
 
+double read_number(const YAML::Node& root, const char* key, const std::string& path) {
+  const YAML::Node node = root[key];
+  try {
+    return node.as<double>();
+  } catch (const YAML::Exception&) {
+    throw_at(path, node, fmt::format("'{}' must be a number", key));
+  }
+}
+
 std::string read_text(const YAML::Node& root, const char* key, const std::string& path) {
   const YAML::Node node = root[key];
   if (!node) throw_at(path, root, fmt::format("the plan has no '{}'", key));
@@ -69,6 +78,13 @@ std::string write_plan_yaml(const PlanFile& file) {
   if (p.cp > 1) out << YAML::Key << "cp" << YAML::Value << p.cp;
   out << YAML::Key << "pp" << YAML::Value << p.pp;
   out << YAML::Key << "dp" << YAML::Value << p.dp;
+  // Expert parallelism, for models with experts (etp resolved: 0 is t).
+  if (p.ep > 1 || p.etp > 0) {
+    out << YAML::Key << "ep" << YAML::Value << p.ep;
+    out << YAML::Key << "etp" << YAML::Value << (p.etp > 0 ? p.etp : p.tp);
+  }
+  if (p.moe_load_imbalance != 1.0) out << YAML::Key << "moe_load_imbalance" << YAML::Value << p.moe_load_imbalance;
+  if (p.moe_capacity_factor > 0) out << YAML::Key << "moe_capacity_factor" << YAML::Value << p.moe_capacity_factor;
   out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
   out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
   out << YAML::Key << "schedule" << YAML::Value << p.schedule;
@@ -98,10 +114,35 @@ namespace {
 PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) throw_at(path, root, "a plan file is a map (write one with pipeplan plan --out)");
   check_keys(root, path, "the plan",
-             {"model", "hardware", "gpus", "global_batch", "seq", "tp", "cp", "pp", "dp", "micro_batch_size",
-              "microbatches", "schedule", "virtual", "recompute", "sequence_parallel", "zero", "overlap_grad_reduce",
-              "overlap_param_gather", "grad_reduce_in_bf16", "tp_comm_overlap", "fp8", "layout", "profile",
-              "memory_cap_bytes", "predicted"});
+             {"model",
+              "hardware",
+              "gpus",
+              "global_batch",
+              "seq",
+              "tp",
+              "cp",
+              "pp",
+              "dp",
+              "ep",
+              "etp",
+              "moe_load_imbalance",
+              "moe_capacity_factor",
+              "micro_batch_size",
+              "microbatches",
+              "schedule",
+              "virtual",
+              "recompute",
+              "sequence_parallel",
+              "zero",
+              "overlap_grad_reduce",
+              "overlap_param_gather",
+              "grad_reduce_in_bf16",
+              "tp_comm_overlap",
+              "fp8",
+              "layout",
+              "profile",
+              "memory_cap_bytes",
+              "predicted"});
   PlanFile file;
   file.model = read_text(root, "model", path);
   file.hardware = read_text(root, "hardware", path);
@@ -112,6 +153,10 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   p.cp = root["cp"] ? read_count(root, "cp", path) : 1;
   p.pp = read_count(root, "pp", path);
   p.dp = read_count(root, "dp", path);
+  p.ep = root["ep"] ? read_count(root, "ep", path) : 1;
+  p.etp = root["etp"] ? read_count(root, "etp", path) : 0;
+  if (root["moe_load_imbalance"]) p.moe_load_imbalance = read_number(root, "moe_load_imbalance", path);
+  if (root["moe_capacity_factor"]) p.moe_capacity_factor = read_number(root, "moe_capacity_factor", path);
   p.micro_batch_size = read_count(root, "micro_batch_size", path);
   p.microbatches = read_count(root, "microbatches", path);
   p.schedule = std::string(

@@ -102,7 +102,8 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   } else {
     json["even_split"] = {{"infeasible", report.even_reason}};
   }
-  json["megatron_args"] = megatron_arguments(report.best_plan, report.global_batch, report.seq_len);
+  json["megatron_args"] =
+      megatron_arguments(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
   nlohmann::ordered_json top = nlohmann::ordered_json::array(), pareto = nlohmann::ordered_json::array();
   for (const PlanCandidate& c : report.search.ranked) top.push_back(candidate_json(c));
   for (const PlanCandidate& c : report.search.pareto) pareto.push_back(candidate_json(c));
@@ -139,7 +140,8 @@ std::string plan_report_text(const PlanReport& report) {
   } else {
     text += fmt::format("  not possible: {}\n", report.even_reason);
   }
-  text += fmt::format("\nMegatron-LM arguments:\n  {}\n\n", megatron_arguments(plan, report.global_batch, report.seq_len));
+  text += fmt::format("\nMegatron-LM arguments:\n  {}\n\n",
+                      megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config));
   text += table(fmt::format("top {} (by the search's replay):", report.search.ranked.size()), report.search.ranked);
   text += '\n';
   text += table("Pareto front (iteration time against peak memory):", report.search.pareto);

@@ -12,6 +12,7 @@ namespace pipeplan::planner {
 
 struct PlanReport {
   std::string model;
+  models::ModelConfig model_config;  // for the framework's model flags (the experts')
   std::string hardware;
   int gpus = 0;
   int global_batch = 0;

@@ -163,6 +163,10 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   shape.tp = candidate.tp;
   shape.cp = candidate.cp;
   shape.dp = candidate.dp;
+  shape.ep = candidate.ep;
+  shape.etp = candidate.etp;
+  shape.moe_load_imbalance = candidate.moe_load_imbalance;
+  shape.moe_capacity_factor = candidate.moe_capacity_factor;
   shape.sequence_parallel = candidate.sequence_parallel;
   shape.recompute = candidate.recompute;
   shape.zero = candidate.zero;

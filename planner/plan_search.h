@@ -38,6 +38,12 @@ struct PlanRequest {
   // Fixed choices; unset ones are searched (sequence parallelism defaults
   // to on with t > 1, the distributed optimizer to on with d > 1).
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages;
+  // Mixture of experts: expert-parallel and expert tensor-parallel sizes
+  // (searched: every ep dividing the experts and t x c x d / etp, etp 1 or t),
+  // and the routing's load (models::TrainingShape).
+  std::optional<int> ep, etp;
+  double moe_load_imbalance = 1.0;
+  double moe_capacity_factor = 0;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
   std::optional<bool> sequence_parallel;
@@ -65,6 +71,8 @@ struct PlanRequest {
 
 struct PlanCandidate {
   int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1, virtual_stages = 1;
+  int ep = 1, etp = 0;  // expert parallelism (etp 0: as t)
+  double moe_load_imbalance = 1.0, moe_capacity_factor = 0;
   std::string schedule;
   models::Recompute recompute = models::Recompute::kNone;
   bool sequence_parallel = false;

@@ -21,7 +21,13 @@ struct LayerContext {
   int blocks;  // transformer layers (the expanded layers are dropped once tabled)
   LayerTable table;
   double model_flops;
-  double state_bytes_per_param;
+  double state_bytes_per_param;         // dense weights
+  double expert_state_bytes_per_param;  // routed experts (their own replicas)
+  // Training state of layers [i, j).
+  double state_bytes(int i, int j) const {
+    return table.params(i, j) * state_bytes_per_param +
+           table.expert_params(i, j) * (expert_state_bytes_per_param - state_bytes_per_param);
+  }
 };
 
 // A generated schedule with what bounds it for any costs: its memory

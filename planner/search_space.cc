@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "planner/expert_axis.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 
@@ -125,6 +126,7 @@ void check_fixed_choices(const PlanRequest& request) {
   }
   if (request.zero && request.pp && request.schedule)
     check_zero_pipeline(*request.zero, *request.pp, *request.schedule);
+  check_fixed_experts(request);
 }
 
 // Why no group was left: the fixed micro-batch size, or the combination.
@@ -136,7 +138,7 @@ void check_fixed_choices(const PlanRequest& request) {
   }
   throw InputError(fmt::format(
       "no tensor x pipeline x data layout divides {} GPUs with a global batch of {} (and the fixed choices): pick "
-      "a GPU count and batch with common factors, or relax --tp/--pp/--dp/--micro-batch-size",
+      "a GPU count and batch with common factors, or relax --tp/--pp/--dp/--micro-batch-size (and --ep/--etp)",
       request.gpus, request.global_batch));
 }
 
@@ -209,7 +211,9 @@ void SearchSpace::add_groups(const PlanRequest& request, int t, int c, std::vect
         ++rejected_["micro-batch size does not divide the batch per replica"];
         continue;
       }
-      groups_.push_back({t, c, p, d, b, per_replica / b});
+      for (const ExpertLayout& experts : expert_layouts(request, t, c, d, rejected_)) {
+        groups_.push_back({t, c, p, d, b, per_replica / b, experts.ep, experts.etp});
+      }
     }
   }
 }

@@ -21,6 +21,8 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
   cost.forward_s = table.forward_s(i, j) * scale + table.forward_overhead_s(i, j);
   cost.backward_input_s = table.backward_input_s(i, j) * scale + table.backward_overhead_s(i, j);
   cost.backward_weight_s = table.backward_weight_s(i, j) * scale;
+  cost.forward_comm_s = table.forward_comm_s(i, j) * scale;
+  cost.backward_input_comm_s = table.backward_input_comm_s(i, j) * scale;
   cost.activation_bytes = to_bytes(table.activation_bytes(i, j) * scale);
   cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j) * scale);
   cost.logits_bytes = to_bytes(table.logits_bytes(i, j) * scale);
@@ -32,8 +34,9 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
 }  // namespace
 
 double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j) {
-  const models::StateBytes state = models::state_bytes(shape);
-  return table.params(i, j) * state.total() + table.fp8_weight_copy_bytes(i, j) + 2 * table.boundary_bytes(j);
+  const double dense = models::state_bytes(shape).total(), expert = models::expert_state_bytes(shape).total();
+  return table.params(i, j) * dense + table.expert_params(i, j) * (expert - dense) + table.fp8_weight_copy_bytes(i, j) +
+         2 * table.boundary_bytes(j);
 }
 
 sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
@@ -53,8 +56,10 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
   if (split.layer_count() != table.size()) throw InputError("the split does not cover the model's layers");
   ModelStageCosts result;
   result.costs.stages.reserve(static_cast<std::size_t>(schedule.stages));
+  result.costs.hidden_comm_slowdown = table.hidden_comm_slowdown();
   result.static_memory.resize(static_cast<std::size_t>(schedule.ranks));
   const models::StateBytes state = models::state_bytes(shape);
+  const models::StateBytes expert_state = models::expert_state_bytes(shape);
   std::vector<double> working(static_cast<std::size_t>(schedule.ranks), 0.0);
   std::vector<double> fp8_copies(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
@@ -63,17 +68,19 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
     const auto rank = static_cast<std::size_t>(schedule.rank_of(stage));
     StaticMemory& memory = result.static_memory[rank];
     memory.params += to_bytes(table.params(i, j));
+    memory.expert_params += to_bytes(table.expert_params(i, j));
     fp8_copies[rank] += table.fp8_weight_copy_bytes(i, j);
-    result.stage_params.push_back(table.params(i, j));
+    result.stage_params.push_back({table.params(i, j), table.expert_params(i, j)});
     memory.buffers += 2 * result.costs.stages.back().send_bytes;
     working[rank] = std::max(working[rank], table.working_bytes(i, j) * schedule.microbatch_scale);
   }
   for (std::size_t rank = 0; rank < result.static_memory.size(); ++rank) {
     StaticMemory& memory = result.static_memory[rank];
-    const double params = static_cast<double>(memory.params);
-    memory.weights = to_bytes(params * state.weights + fp8_copies[rank]);
-    memory.gradients = to_bytes(params * state.gradients);
-    memory.optimizer = to_bytes(params * state.optimizer);
+    const auto expert = static_cast<double>(memory.expert_params);
+    const double dense = static_cast<double>(memory.params) - expert;
+    memory.weights = to_bytes(dense * state.weights + expert * expert_state.weights + fp8_copies[rank]);
+    memory.gradients = to_bytes(dense * state.gradients + expert * expert_state.gradients);
+    memory.optimizer = to_bytes(dense * state.optimizer + expert * expert_state.optimizer);
     memory.buffers += to_bytes(working[rank]);
     result.costs.static_bytes.push_back(memory.total());
   }

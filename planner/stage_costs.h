@@ -17,6 +17,13 @@
 
 namespace pipeplan::planner {
 
+// Parameters held (by a rank or a stage) and, of them, the routed experts',
+// which have their own replicas (models::TrainingShape::expert_replicas).
+struct RankParams {
+  double all = 0;
+  double expert = 0;
+};
+
 // Static memory of one pipeline rank (one GPU of its tensor-parallel group).
 struct StaticMemory {
   std::int64_t weights = 0;
@@ -24,13 +31,14 @@ struct StaticMemory {
   std::int64_t optimizer = 0;
   std::int64_t buffers = 0;  // transient working memory (recompute, softmax gradient) and p2p buffers
   std::int64_t params = 0;   // parameters held
+  std::int64_t expert_params = 0;  // of them, the routed experts'
   std::int64_t total() const { return weights + gradients + optimizer + buffers; }
 };
 
 struct ModelStageCosts {
   sim::PipelineCosts costs;                 // per stage (chunk); static bytes per rank
   std::vector<StaticMemory> static_memory;  // per rank
-  std::vector<double> stage_params;         // per stage (chunk): parameters held
+  std::vector<RankParams> stage_params;     // per stage (chunk): parameters held
 };
 
 // Static bytes of a stage holding layers [i, j): its training state and the

@@ -80,8 +80,14 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
     StepTerms terms;
     terms.rank = rank.rank;
     terms.overhead_s = std::min(rank.busy_s, rank_overhead_s(overheads, schedule, rank.rank));
-    const double total = work.total_s();
-    const double scale = total > 0 ? (rank.busy_s - terms.overhead_s) / total : 0;
+    // The experts' communication as the replay left it exposed; the rest of
+    // the busy time in the other terms' proportions.
+    const auto index = static_cast<std::size_t>(rank.rank);
+    terms.expert_comm_s = index < times.expert_comm_s.size()
+                              ? std::clamp(times.expert_comm_s[index], 0.0, rank.busy_s - terms.overhead_s)
+                              : 0.0;
+    const double total = work.total_s() - work.expert_comm_s;
+    const double scale = total > 0 ? (rank.busy_s - terms.overhead_s - terms.expert_comm_s) / total : 0;
     terms.gemm_s = work.gemm_s * scale;
     terms.attention_s = work.attention_s * scale;
     terms.elementwise_s = work.elementwise_s * scale;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/error.h"
@@ -63,6 +64,36 @@ double action_duration_s(const StageCost& cost, OpKind kind) {
     case OpKind::kBackwardWeight: return cost.backward_weight_s;
     default: return 0.0;
   }
+}
+
+double action_comm_s(const StageCost& cost, OpKind kind) {
+  switch (kind) {
+    case OpKind::kForward: return cost.forward_comm_s;
+    case OpKind::kBackward:
+    case OpKind::kBackwardInput: return cost.backward_input_comm_s;
+    default: return 0.0;
+  }
+}
+
+PairSaving pair_saving(const PipelineCosts& costs, const Action& first, const Action& second) {
+  const StageCost& a = costs.stages[static_cast<std::size_t>(first.stage)];
+  const StageCost& b = costs.stages[static_cast<std::size_t>(second.stage)];
+  const double comm_a = action_comm_s(a, first.kind), comm_b = action_comm_s(b, second.kind);
+  if (comm_a <= 0 && comm_b <= 0) return {};
+  const double compute_a = std::max(0.0, action_duration_s(a, first.kind) - comm_a);
+  const double compute_b = std::max(0.0, action_duration_s(b, second.kind) - comm_b);
+  const double kept = 1 - costs.hidden_comm_slowdown;
+  return {std::min(comm_a, compute_b) * kept, std::min(comm_b, compute_a) * kept};
+}
+
+double paired_saving_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step) {
+  const Action& action = actions[step];
+  if (!is_compute(action.kind)) return 0;
+  if (action.overlapped && step + 1 < actions.size() && is_compute(actions[step + 1].kind)) {
+    return pair_saving(costs, action, actions[step + 1]).first_s;
+  }
+  if (step > 0 && actions[step - 1].overlapped) return pair_saving(costs, actions[step - 1], action).second_s;
+  return 0;
 }
 
 }  // namespace pipeplan::sim

@@ -23,11 +23,19 @@ struct StageCost {
   // Payload of one point-to-point message to a neighbour stage (activation
   // forward, input gradient backward).
   std::int64_t send_bytes = 0;
+  // Of forward_s and backward_input_s: communication inside the pass (a
+  // mixture of experts' token dispatch and combine) that an overlapped pair
+  // runs beside its other pass's compute.
+  double forward_comm_s = 0;
+  double backward_input_comm_s = 0;
 };
 
 struct PipelineCosts {
   std::vector<StageCost> stages;           // indexed by stage
   std::vector<std::int64_t> static_bytes;  // per rank: weights, optimizer, buffers
+  // Compute time lost per second of communication hidden beside it (the SMs
+  // the communication kernels hold), in [0, 1).
+  double hidden_comm_slowdown = 0;
 };
 
 // Costs as users give them: per rank, per micro-batch, for all the layers
@@ -50,5 +58,20 @@ struct RankCosts {
 PipelineCosts expand_rank_costs(const RankCosts& costs, const Schedule& schedule);
 
 double action_duration_s(const StageCost& cost, OpKind kind);
+// Of action_duration_s: the communication a paired pass can hide.
+double action_comm_s(const StageCost& cost, OpKind kind);
+
+// An overlapped pair (DualPipe's F&B: `first` and `second` on one rank)
+// runs each pass's communication beside the other's compute: each action
+// takes its duration less what of its communication the other's compute
+// hides, at the slowdown's cost (never less than its own compute).
+struct PairSaving {
+  double first_s = 0;
+  double second_s = 0;
+};
+PairSaving pair_saving(const PipelineCosts& costs, const Action& first, const Action& second);
+// The action at `step` of a rank's list: what its overlapped pair saves it
+// (0 outside a pair).
+double paired_saving_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step);
 
 }  // namespace pipeplan::sim

@@ -56,6 +56,7 @@ class GraphBuilder {
         previous = self;
       }
       add_data_edges(action, self);
+      if (timing_.costs != nullptr) weights_[self] -= paired_saving_s(*timing_.costs, actions, step);
       // An overlapped pair starts only when the backward's input is there too.
       if (action.overlapped && step + 1 < actions.size()) add_input_edges(actions[step + 1], self);
     }

@@ -181,9 +181,11 @@ class Engine {
   }
 
   void start_compute(int rank, const Action& action) {
-    const double duration =
-        durations_[static_cast<std::size_t>(action.stage) * kComputeKinds + static_cast<std::size_t>(action.kind)];
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
+    const double saving = paired_saving_s(costs_, schedule_.actions[static_cast<std::size_t>(rank)], state.pc);
+    const double duration =
+        durations_[static_cast<std::size_t>(action.stage) * kComputeKinds + static_cast<std::size_t>(action.kind)] -
+        saving;
     state.running = true;
     state.compute_start_s = now_;
     const ComputeRecord record{rank, action, now_, now_ + duration};

@@ -34,7 +34,10 @@ class ProgramReplay {
  public:
   ProgramReplay(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
                 std::span<EngineObserver* const> observers, const ReplayOptions& options)
-      : schedule_(schedule), observers_(observers), queue_links_(options.queue_links),
+      : schedule_(schedule),
+        costs_(costs),
+        observers_(observers),
+        queue_links_(options.queue_links),
         track_path_(options.path != nullptr) {
     const auto slots = static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches) * 2;
     ready_.assign(slots, kNotReady);
@@ -173,10 +176,11 @@ class ProgramReplay {
       }
       // The pair runs as one unit and sends both results at its end, the
       // forward's first, as the engine does after the lowered pair.
-      run_compute(rank, action, start, waited_on, false);
+      const Action& backward = actions[position_[r] + 1];
+      const PairSaving saving = pair_saving(costs_, action, backward);
+      run_compute(rank, action, start, waited_on, false, saving.first_s);
       ++position_[r];
-      const Action& backward = actions[position_[r]];
-      run_compute(rank, backward, free_at_[r], track_path_ ? last_on_rank_[r] : kNoAction, false);
+      run_compute(rank, backward, free_at_[r], track_path_ ? last_on_rank_[r] : kNoAction, false, saving.second_s);
       send_output(action, free_at_[r]);
       send_output(backward, free_at_[r]);
       ++position_[r];
@@ -198,9 +202,14 @@ class ProgramReplay {
     return true;
   }
 
-  void run_compute(int rank, const Action& action, double start, std::uint32_t waited_on, bool send) {
-    const double end =
-        start + durations_[static_cast<std::size_t>(action.stage) * kComputeKinds + static_cast<std::size_t>(action.kind)];
+  // `saving_s`: what the action's overlapped pair hides of it.
+  void run_compute(int rank, const Action& action, double start, std::uint32_t waited_on, bool send,
+                   double saving_s = 0) {
+    // Summed as the engine sums it: its duration first.
+    const double duration =
+        durations_[static_cast<std::size_t>(action.stage) * kComputeKinds + static_cast<std::size_t>(action.kind)] -
+        saving_s;
+    const double end = start + duration;
     const ComputeRecord record{rank, action, start, end};
     for (EngineObserver* observer : observers_) observer->on_compute_start(record);
     for (EngineObserver* observer : observers_) observer->on_compute_end(record);
@@ -256,6 +265,7 @@ class ProgramReplay {
   }
 
   const Schedule& schedule_;
+  const PipelineCosts& costs_;
   std::span<EngineObserver* const> observers_;
   bool queue_links_;
   bool track_path_;

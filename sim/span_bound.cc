@@ -21,6 +21,7 @@ SpanBound::SpanBound(const Schedule& schedule) {
       if (!is_compute(action.kind)) continue;
       ++counts[static_cast<std::size_t>(action.stage)][index(action.kind)];
       split = split || action.kind == OpKind::kBackwardWeight;
+      pairs_ = pairs_ || action.overlapped;
       lowest_stage[rank] = std::min(lowest_stage[rank], action.stage);
     }
   }
@@ -57,7 +58,11 @@ double SpanBound::lower_bound_s(const PipelineCosts& costs) const {
     for (std::size_t stage = 0; stage < counts.size(); ++stage) {
       for (int kind = 0; kind < kComputeKinds; ++kind) {
         const int n = counts[stage][static_cast<std::size_t>(kind)];
-        if (n > 0) length += n * action_duration_s(costs.stages[stage], static_cast<OpKind>(kind));
+        if (n == 0) continue;
+        const StageCost& cost = costs.stages[stage];
+        const auto op = static_cast<OpKind>(kind);
+        // A pair hides no more than each pass's own communication.
+        length += n * (action_duration_s(cost, op) - (pairs_ ? action_comm_s(cost, op) : 0.0));
       }
     }
     bound = std::max(bound, length);

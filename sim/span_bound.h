@@ -32,6 +32,10 @@ class SpanBound {
   // What one stage with these F, I and W durations computes over the step
   // (a full backward B costs I + W); 0 where any_split_bound_s is.
   double stage_work_s(double forward_s, double input_s, double weight_s) const;
+  // The schedule pairs passes (DualPipeV's overlapped F&B), which may hide
+  // their communication: lower_bound_s leaves it out, and callers of the
+  // two above pass durations without it.
+  bool pairs_passes() const { return pairs_; }
 
  private:
   // Compute actions per stage and kind (F, B, I, W) in one sum.
@@ -41,6 +45,7 @@ class SpanBound {
   std::array<int, 3> per_stage_{};  // each stage's F, B + I and B + W passes, when equal
   bool uniform_ = false;
   bool splits_weights_ = false;  // W runs apart from I somewhere
+  bool pairs_ = false;
 };
 
 }  // namespace pipeplan::sim

@@ -128,6 +128,10 @@ const Args kSimulate{
     {"recompute", "--recompute full"},
     {"no-flash-attention", "--no-flash-attention"},
     {"dp", "--dp 2"},
+    {"ep", "--ep 2"},
+    {"etp", "--etp 2"},
+    {"moe-load-imbalance", "--moe-load-imbalance 1.5"},
+    {"moe-capacity-factor", "--moe-capacity-factor 0.5"},
     {"zero", "--zero 1"},
     {"overlap-grad-reduce", "--overlap-grad-reduce"},
     {"overlap-param-gather", "--overlap-param-gather"},
@@ -168,6 +172,14 @@ TEST(OptionWalk, SimulateAModel) {
   walk({"model", "simulate", "--model llama3-8b --hardware h100-sxm -p 4 -m 8 --seq 2048", {}}, kSimulate);
 }
 
+TEST(OptionWalk, SimulateAMixtureOfExperts) {
+  walk({"moe",
+        "simulate",
+        "--model mixtral-8x7b --hardware h100-sxm -p 4 -m 8 --seq 2048 --tp 2 --dp 2",
+        {{"ep", "--ep 2 --sequence-parallel"}, {"etp", "--etp 1 --sequence-parallel"}}},
+       kSimulate);
+}
+
 TEST(OptionWalk, SimulateAPlanWithOverrides) {
   const std::string plan = temp_path("walk-plan.yaml");
   ASSERT_EQ(run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --tp 2 --pp 4 "
@@ -200,7 +212,9 @@ TEST(OptionWalk, Schedule) {
 }
 
 TEST(OptionWalk, Plan) {
-  walk({"plan", "plan", "--model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048",
+  walk({"plan",
+        "plan",
+        "--model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048",
         {{"model", "--model gpt3-175b"},
          {"hardware", "--hardware h200-sxm"},
          {"gpus", "--gpus 16"},
@@ -212,6 +226,10 @@ TEST(OptionWalk, Plan) {
          {"cp", "--cp 2"},
          {"pp", "--pp 2"},
          {"dp", "--dp 2"},
+         {"ep", "--ep 2"},
+         {"etp", "--etp 2"},
+         {"moe-load-imbalance", "--moe-load-imbalance 1.5"},
+         {"moe-capacity-factor", "--moe-capacity-factor 1"},
          {"sequence-parallel", "--no-sequence-parallel"},
          {"zero", "--zero 0"},
          {"overlap-grad-reduce", "--overlap-grad-reduce"},

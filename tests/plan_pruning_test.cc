@@ -85,6 +85,8 @@ void expect_same(const PlanCandidate& a, const PlanCandidate& b, const std::stri
   EXPECT_EQ(a.virtual_stages, b.virtual_stages) << where;
   EXPECT_EQ(a.tp, b.tp) << where;
   EXPECT_EQ(a.pp, b.pp) << where;
+  EXPECT_EQ(a.ep, b.ep) << where;
+  EXPECT_EQ(a.etp, b.etp) << where;
   EXPECT_EQ(a.micro_batch_size, b.micro_batch_size) << where;
   EXPECT_EQ(a.recompute, b.recompute) << where;
   EXPECT_EQ(a.split, b.split) << where;
@@ -145,7 +147,8 @@ TEST(PlanPruning, BoundsHoldForEveryCandidate) {
         EXPECT_GE(any_split_tokens, candidate.tokens_bound);
         const PlanCandidate replayed = evaluator.replay(candidate);
         const std::string where = problem.label + ": " + replayed.schedule + " v" +
-                                  std::to_string(replayed.virtual_stages) + " t" + std::to_string(replayed.tp) + " p" +
+                                  std::to_string(replayed.virtual_stages) + " t" + std::to_string(replayed.tp) + " ep" +
+                                  std::to_string(replayed.ep) + " etp" + std::to_string(replayed.etp) + " p" +
                                   std::to_string(replayed.pp) + " b" + std::to_string(replayed.micro_batch_size);
         EXPECT_LE(candidate.bounds.iteration_time_s, replayed.iteration_time_s) << where;
         EXPECT_LE(candidate.bounds.peak_bytes, replayed.max_peak_bytes) << where;

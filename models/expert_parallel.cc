@@ -1,0 +1,91 @@
+#include "models/expert_parallel.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "common/error.h"
+
+namespace pipeplan::models {
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> result;
+  for (int k = 1; k <= n; ++k) {
+    if (n % k == 0) result.push_back(k);
+  }
+  return result;
+}
+
+}  // namespace
+
+std::vector<int> expert_parallel_sizes(const ModelConfig& model, const TrainingShape& shape) {
+  if (!model.moe.enabled()) return {1};
+  const int folded = shape.tp * shape.cp * shape.dp;
+  std::vector<int> sizes;
+  for (int ep : divisors(model.moe.experts)) {
+    if (folded % (ep * shape.expert_tp()) == 0) sizes.push_back(ep);
+  }
+  return sizes;
+}
+
+void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape) {
+  const int etp = shape.expert_tp();
+  if (!model.moe.enabled()) {
+    if (shape.ep != 1 || shape.etp != 0) {
+      throw InputError(
+          fmt::format("--ep / --etp: '{}' is a dense model (no experts to divide); drop them", model.name));
+    }
+    if (shape.moe_load_imbalance != 1.0 || shape.moe_capacity_factor != 0) {
+      throw InputError(
+          fmt::format("--moe-load-imbalance / --moe-capacity-factor: '{}' is a dense model (no "
+                      "experts to route to); drop them",
+                      model.name));
+    }
+    return;
+  }
+  const int experts = model.moe.experts;
+  if (shape.ep < 1) throw InputError(fmt::format("--ep must be >= 1 (got {})", shape.ep));
+  if (shape.etp < 0) throw InputError(fmt::format("--etp must be >= 1 (got {})", shape.etp));
+  if (shape.tp % etp != 0) {
+    throw InputError(
+        fmt::format("--etp {}: the expert tensor-parallel ranks are taken from the attention's t = {}; "
+                    "use one of {}",
+                    etp, shape.tp, fmt::join(divisors(shape.tp), ", ")));
+  }
+  if (experts % shape.ep != 0) {
+    throw InputError(fmt::format("--ep {} must divide the {} experts of '{}'; use one of {}", shape.ep, experts,
+                                 model.name, fmt::join(expert_parallel_sizes(model, shape), ", ")));
+  }
+  const int folded = shape.tp * shape.cp * shape.dp;
+  if (folded % (shape.ep * etp) != 0) {
+    throw InputError(fmt::format(
+        "--ep {} x --etp {} = {} must divide t x c x d = {} (MoE parallel folding: each pipeline stage's t x c x d "
+        "ranks fold into etp x ep x expert-data-parallel ranks); use --ep one of {}",
+        shape.ep, etp, shape.ep * etp, folded, fmt::join(expert_parallel_sizes(model, shape), ", ")));
+  }
+  if (shape.tp > 1 && !shape.sequence_parallel && (shape.ep > 1 || etp != shape.tp)) {
+    throw InputError(
+        fmt::format("--ep {} --etp {} with --tp {}: the all-to-all token dispatcher routes each "
+                    "rank's own tokens, which needs --sequence-parallel (as Megatron-LM asserts)",
+                    shape.ep, etp, shape.tp));
+  }
+  if (shape.zero >= ZeroStage::kGradients && shape.ep * etp != shape.tp) {
+    throw InputError(
+        fmt::format("--zero {} shards over the d x c weight replicas, but with --ep {} --etp {} the "
+                    "experts have {} replicas of their own: use --zero 0 or 1 (Megatron's distributed "
+                    "optimizer shards each group over its own replicas)",
+                    static_cast<int>(shape.zero), shape.ep, etp, shape.expert_replicas()));
+  }
+  if (!(shape.moe_load_imbalance >= 1)) {
+    throw InputError(
+        fmt::format("--moe-load-imbalance must be >= 1 (the busiest expert's tokens over the "
+                    "average; 1 = balanced), got {}",
+                    shape.moe_load_imbalance));
+  }
+  if (!(shape.moe_capacity_factor >= 0)) {
+    throw InputError(
+        fmt::format("--moe-capacity-factor must be > 0 (or 0: no token dropping), got {}", shape.moe_capacity_factor));
+  }
+}
+
+}  // namespace pipeplan::models

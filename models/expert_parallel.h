@@ -1,0 +1,25 @@
+// Megatron's MoE parallel folding: per pipeline stage the attention's
+// t x c x d ranks fold into etp x ep x (expert data-parallel) ranks for the
+// expert layers. The checks and the sizes that satisfy them.
+#pragma once
+
+#include <vector>
+
+#include "models/model_config.h"
+#include "models/training_shape.h"
+
+namespace pipeplan::models {
+
+// Throws InputError naming the option and what would be valid: an ep,
+// etp or routing option on a dense model, an ep not dividing the experts, ep x etp not
+// dividing t x c x d, an etp not dividing t, expert or tensor parallelism
+// across tensor-parallel ranks without sequence parallelism, ZeRO-2/3 where
+// the experts have other replicas than the dense weights, a load imbalance
+// below 1 or a negative capacity factor.
+void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape);
+
+// The ep values the shape's t x c x d and etp allow for the model's experts
+// (1 alone for a dense model), ascending.
+std::vector<int> expert_parallel_sizes(const ModelConfig& model, const TrainingShape& shape);
+
+}  // namespace pipeplan::models

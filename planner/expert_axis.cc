@@ -1,0 +1,83 @@
+#include "planner/expert_axis.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "models/expert_parallel.h"
+
+namespace pipeplan::planner {
+
+void check_fixed_experts(const PlanRequest& request) {
+  const models::ModelConfig& model = request.model;
+  if (!model.moe.enabled()) {
+    models::TrainingShape shape;
+    shape.ep = request.ep.value_or(1);
+    shape.etp = request.etp.value_or(request.ep ? 1 : 0);  // an --ep given, even 1, is refused too
+    shape.moe_load_imbalance = request.moe_load_imbalance;
+    shape.moe_capacity_factor = request.moe_capacity_factor;
+    models::check_expert_parallel(model, shape);
+    return;
+  }
+  // The shape-free checks, as every candidate's expansion makes them.
+  models::TrainingShape shape;
+  shape.moe_load_imbalance = request.moe_load_imbalance;
+  shape.moe_capacity_factor = request.moe_capacity_factor;
+  shape.ep = request.ep.value_or(1);
+  if (request.etp && *request.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *request.etp));
+  if (shape.ep >= 1 && model.moe.experts % shape.ep != 0) {
+    std::vector<int> valid;
+    for (int k = 1; k <= model.moe.experts; ++k) {
+      if (model.moe.experts % k == 0) valid.push_back(k);
+    }
+    throw InputError(fmt::format("--ep {} must divide the {} experts of '{}'; use one of {}", shape.ep,
+                                 model.moe.experts, model.name, fmt::join(valid, ", ")));
+  }
+  shape.tp = shape.etp = request.etp.value_or(1);
+  shape.dp = shape.ep * shape.etp;
+  shape.sequence_parallel = true;
+  models::check_expert_parallel(model, shape);
+  if (request.etp && request.tp && *request.tp % *request.etp != 0) {
+    throw InputError(
+        fmt::format("--etp {}: the expert tensor-parallel ranks are taken from --tp {}; use an --etp "
+                    "dividing it",
+                    *request.etp, *request.tp));
+  }
+}
+
+std::vector<ExpertLayout> expert_layouts(const PlanRequest& request, int t, int c, int d,
+                                         std::map<std::string, std::size_t>& rejected) {
+  const models::ModelConfig& model = request.model;
+  if (!model.moe.enabled()) return {{1, 0}};
+  const bool dispatched = t == 1 || request.sequence_parallel.value_or(true);
+  std::vector<int> etps = request.etp ? std::vector<int>{*request.etp} : std::vector<int>{1};
+  if (!request.etp && t > 1) etps.push_back(t);
+  std::vector<ExpertLayout> layouts;
+  for (int etp : etps) {
+    if (t % etp != 0) {
+      ++rejected["expert tensor parallel does not divide t"];
+      continue;
+    }
+    models::TrainingShape shape;
+    shape.tp = t;
+    shape.cp = c;
+    shape.dp = d;
+    shape.etp = etp;
+    const std::vector<int> sizes = models::expert_parallel_sizes(model, shape);
+    const std::vector<int> eps = request.ep ? std::vector<int>{*request.ep} : sizes;
+    for (int ep : eps) {
+      if (std::find(sizes.begin(), sizes.end(), ep) == sizes.end()) {
+        ++rejected["ep x etp does not divide t x c x d"];
+      } else if (!dispatched && (ep > 1 || etp != t)) {
+        ++rejected["expert parallelism without sequence parallelism"];
+      } else {
+        layouts.push_back({ep, etp});
+      }
+    }
+  }
+  return layouts;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,192 @@
+// Mixtures of experts in the pipeline: the all-to-all a stage's passes
+// carry is hidden where a schedule pairs passes (DualPipeV's overlapped
+// F&B) and exposed where it does not (1F1B); bounds stay below replays
+// with it; the search takes the expert axis and its plans say so.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/error.h"
+#include "models/hardware.h"
+#include "models/layers.h"
+#include "models/model_config.h"
+#include "planner/megatron_args.h"
+#include "planner/model_simulation.h"
+#include "planner/plan_file.h"
+#include "planner/plan_search.h"
+#include "sim/generators/registry.h"
+#include "sim/simulate.h"
+#include "sim/span_bound.h"
+#include "tests/cli_support.h"
+#include "tests/temp_files.h"
+
+namespace pipeplan {
+namespace {
+
+// DeepSeek-V3 on p = 16 with ep = 64 over d = 64 (8 nodes: the all-to-all
+// crosses the network), 32 micro-batches of one 4096-token sequence.
+planner::ModelSimulation deepseek_run(const std::string& schedule, const models::HardwareConfig& hardware) {
+  const models::TrainingShape shape{
+      .seq_len = 4096, .dp = 64, .ep = 64, .zero = models::ZeroStage::kOptimizer, .pipelined = true};
+  planner::PipelineSetup setup;
+  setup.shape = shape;
+  setup.pp = 16;
+  setup.microbatches = 32;
+  setup.schedule = schedule;
+  // 61 blocks: 16 stages of 4 and 3 (1F1B), 32 of 2 and 1 (DualPipeV's V).
+  std::vector<int> counts = schedule == "1F1B" ? std::vector<int>(16, 4) : std::vector<int>(32, 2);
+  for (std::size_t k = 5; k < 8; ++k) counts[k] -= 1;
+  setup.split = planner::split_from_counts(counts, 61);
+  const models::ModelConfig model = models::load_model("deepseek-v3");
+  return planner::simulate_model(models::expand_layers(model, shape), hardware, setup);
+}
+
+double busy_sum(const planner::ModelSimulation& run) {
+  double sum = 0;
+  for (const sim::RankReport& rank : run.report.ranks_detail) sum += rank.busy_s;
+  return sum;
+}
+
+double sum(const std::vector<double>& values) {
+  double total = 0;
+  for (double value : values) total += value;
+  return total;
+}
+
+TEST(MoePipeline, DualPipeVHidesTheAllToAllThat1F1BExposes) {
+  const models::HardwareConfig h100 = models::load_hardware("h100-sxm");
+  const planner::ModelSimulation one = deepseek_run("1F1B", h100);
+  const planner::ModelSimulation dual = deepseek_run("DualPipeV", h100);
+  // 1F1B pairs nothing: every all-to-all is on the compute stream.
+  EXPECT_EQ(sum(one.expert_comm_hidden_s), 0);
+  EXPECT_GT(sum(one.expert_comm_s), 0);
+  EXPECT_GT(sum(dual.expert_comm_hidden_s), 0);
+  EXPECT_LT(dual.pipeline_s, one.pipeline_s);
+  // The work is the same; DualPipeV's ranks are busy for less by exactly
+  // what its pairs hid, less the compute the hidden kernels slow.
+  const double kept = 1 - static_cast<double>(h100.gpu.collective_sms) / h100.gpu.sms;
+  EXPECT_NEAR(busy_sum(one) - busy_sum(dual), kept * sum(dual.expert_comm_hidden_s), 1e-6 * busy_sum(one));
+
+  // With every link free the all-to-all costs nothing: the ranks' work is
+  // equal and what is left between the two is the bubble.
+  models::HardwareConfig free = h100;
+  for (models::LinkSpec* link : {&free.node_link, &free.network}) *link = {1e30, 0, 1e30};
+  const planner::ModelSimulation one_free = deepseek_run("1F1B", free);
+  const planner::ModelSimulation dual_free = deepseek_run("DualPipeV", free);
+  EXPECT_NEAR(sum(one_free.expert_comm_s) + sum(dual_free.expert_comm_hidden_s), 0, 1e-9);
+  EXPECT_NEAR(busy_sum(one_free), busy_sum(dual_free), 1e-9 * busy_sum(one_free));
+  const double gain = one.pipeline_s - dual.pipeline_s;
+  const double gain_free = one_free.pipeline_s - dual_free.pipeline_s;
+  EXPECT_LT(gain_free, gain);
+  const auto idle = [](const planner::ModelSimulation& run) {
+    return run.pipeline_s - busy_sum(run) / static_cast<double>(run.report.ranks_detail.size());
+  };
+  EXPECT_NEAR(gain_free, idle(one_free) - idle(dual_free), 1e-9 * one_free.pipeline_s);
+}
+
+TEST(MoePipeline, SpanBoundsHoldWithCommunicationPairsHide) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> time(0.2, 2.0), share(0.0, 1.0);
+  int checked = 0;
+  for (const sim::ScheduleFamily& family : sim::schedule_families()) {
+    for (const auto& [p, m] : {std::pair{2, 6}, std::pair{4, 8}, std::pair{4, 16}}) {
+      sim::Schedule schedule;
+      try {
+        schedule = sim::generate_schedule(family.name, {p, m, 0, 0});
+      } catch (const InputError&) {
+        continue;
+      }
+      for (int trial = 0; trial < 5; ++trial) {
+        sim::PipelineCosts costs;
+        costs.hidden_comm_slowdown = 0.12;
+        for (int stage = 0; stage < schedule.stages; ++stage) {
+          sim::StageCost cost{time(random), time(random), time(random), 0, 0, 0, 0};
+          cost.forward_comm_s = cost.forward_s * share(random);
+          cost.backward_input_comm_s = cost.backward_input_s * share(random);
+          costs.stages.push_back(cost);
+        }
+        costs.static_bytes.assign(static_cast<std::size_t>(schedule.ranks), 0);
+        const sim::SimulationReport report = sim::simulate(schedule, costs, sim::Topology{});
+        EXPECT_LE(sim::SpanBound(schedule).lower_bound_s(costs), report.cost_s * (1 + 1e-12)) << family.name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
+planner::PlanRequest deepseek_request(int gpus, int global_batch) {
+  planner::PlanRequest request;
+  request.model = models::load_model("deepseek-v3");
+  request.hardware = models::load_hardware("h100-sxm");
+  request.gpus = gpus;
+  request.global_batch = global_batch;
+  request.seq_len = 4096;
+  return request;
+}
+
+TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
+  // The command: pipeplan plan --model deepseek-v3 --hardware
+  // h100-sxm --gpus 1024 --global-batch 8192 --seq 4096.
+  const planner::PlanRequest request = deepseek_request(1024, 8192);
+  const planner::PlanSearchResult result = planner::search_plans(request, 1);
+  ASSERT_FALSE(result.ranked.empty());
+  const planner::PlanCandidate& best = result.ranked.front();
+  EXPECT_GT(best.ep, 1);
+  EXPECT_EQ(best.tp * best.cp * best.dp % (best.ep * best.etp), 0);
+  EXPECT_LE(best.max_peak_bytes, request.hardware.gpu.usable_memory_bytes());
+  const std::string args = planner::megatron_arguments(best, 8192, 4096, &request.model);
+  for (const std::string& flag : {std::string("--num-experts 256"), std::string("--moe-router-topk 8"),
+                                  "--expert-model-parallel-size " + std::to_string(best.ep),
+                                  "--expert-tensor-parallel-size " + std::to_string(best.etp),
+                                  std::string("--moe-layer-freq \"([0]*3+[1]*58)\"")}) {
+    EXPECT_NE(args.find(flag), std::string::npos) << flag << " in " << args;
+  }
+}
+
+TEST(MoePipeline, PlanFilesKeepTheExpertLayout) {
+  planner::PlanFile file;
+  file.model = "deepseek-v3";
+  file.hardware = "h100-sxm";
+  file.global_batch = 64;
+  file.seq_len = 4096;
+  planner::PlanCandidate& plan = file.plan;
+  std::tie(plan.tp, plan.pp, plan.dp, plan.micro_batch_size, plan.microbatches) = std::make_tuple(2, 1, 32, 1, 2);
+  std::tie(plan.ep, plan.etp, plan.moe_load_imbalance, plan.moe_capacity_factor) = std::make_tuple(16, 2, 1.2, 1.5);
+  plan.schedule = "1F1B";
+  plan.sequence_parallel = true;
+  plan.split = planner::split_from_counts({61}, 61);
+  const std::string path = testing::write_temp("moe-plan.yaml", planner::write_plan_yaml(file));
+  const planner::PlanFile read = planner::read_plan_yaml(path);
+  EXPECT_EQ(read.plan.ep, 16);
+  EXPECT_EQ(read.plan.etp, 2);
+  EXPECT_DOUBLE_EQ(read.plan.moe_load_imbalance, 1.2);
+  EXPECT_DOUBLE_EQ(read.plan.moe_capacity_factor, 1.5);
+  const models::TrainingShape shape = planner::candidate_shape(read.plan, read.seq_len);
+  EXPECT_EQ(shape.ep, 16);
+  EXPECT_EQ(shape.expert_tp(), 2);
+}
+
+TEST(MoePipeline, BadExpertOptionsGetOneLineAndExitTwo) {
+  const std::string deepseek = "plan --model deepseek-v3 --hardware h100-sxm --gpus 256 --global-batch 256 --seq 4096 ";
+  testing::expect_refused(deepseek + "--ep 3", "--ep 3 must divide the 256 experts");
+  testing::expect_refused(deepseek + "--tp 2 --etp 4",
+                          "--etp 4: the expert tensor-parallel ranks are taken from --tp 2");
+  testing::expect_refused(deepseek + "--moe-load-imbalance 0.5", "--moe-load-imbalance must be >= 1");
+  testing::expect_refused("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --ep 2",
+                          "'llama3-8b' is a dense model");
+  testing::expect_refused(
+      "simulate --model deepseek-v3 --hardware h100-sxm --stages 4 --microbatches 8 --seq 4096 "
+      "--layers 16,15,15,15 --dp 8 --ep 16",
+      "--ep 16 x --etp 1 = 16 must divide t x c x d = 8");
+  testing::expect_refused(
+      "simulate --model deepseek-v3 --hardware h100-sxm --stages 4 --microbatches 8 --seq 4096 "
+      "--layers 16,15,15,15 --tp 2 --dp 8 --ep 8",
+      "needs --sequence-parallel");
+}
+
+}  // namespace
+}  // namespace pipeplan
