@@ -52,6 +52,8 @@ BENCHMARK_CAPTURE(BM_PlanSearch, gpt3_175b_256gpus_batch512, "gpt3-175b", 256, 5
 BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_64gpus_batch4096, "llama3-70b", 64, 4096, 8192)->Apply(pruned_only);
 BENCHMARK_CAPTURE(BM_PlanSearch, llama3_1_405b_16384gpus_batch2048, "llama3.1-405b", 16384, 2048, 8192)
     ->Apply(pruned_only);
+// The expert axis: DeepSeek-V3 on 2,048 GPUs searches ep and etp with the rest.
+BENCHMARK_CAPTURE(BM_PlanSearch, deepseek_v3_2048gpus_batch8192, "deepseek-v3", 2048, 8192, 4096)->Apply(pruned_only);
 
 }  // namespace
 }  // namespace pipeplan::planner

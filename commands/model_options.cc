@@ -42,22 +42,33 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
                   "Expert-parallel size: a mixture of experts' experts divided over ep of the t x c x d ranks "
                   "(Megatron's --expert-model-parallel-size)")
       ->capture_default_str();
-  add_routing_options(command, options.moe_load_imbalance, options.moe_capacity_factor);
+  add_routing_options(command, options.routing);
   command.add_option("--etp", options.etp,
                      "Expert tensor-parallel size: each expert split over etp ranks (Megatron's "
                      "--expert-tensor-parallel-size) [default: t]");
   add_runtime_flags(command, options.runtime);
 }
 
-void add_routing_options(CLI::App& command, double& load_imbalance, double& capacity_factor) {
+void RoutingOptions::apply_to(models::TrainingShape& shape) const {
+  shape.moe_load_imbalance = load_imbalance;
+  shape.moe_capacity_factor = capacity_factor;
+  shape.moe_dispatcher = models::parse_moe_dispatcher(dispatcher);
+}
+
+void add_routing_options(CLI::App& command, RoutingOptions& routing) {
   command
-      .add_option("--moe-load-imbalance", load_imbalance,
+      .add_option("--moe-load-imbalance", routing.load_imbalance,
                   "Tokens the busiest expert gets over the average; it sets the experts' pace (1 = Megatron's "
                   "force-balanced routing)")
       ->capture_default_str();
-  command.add_option("--moe-capacity-factor", capacity_factor,
+  command.add_option("--moe-capacity-factor", routing.capacity_factor,
                      "Drop tokens beyond this many times an expert's average (Megatron's "
                      "--moe-expert-capacity-factor) [default: dropless]");
+  command
+      .add_option("--moe-dispatcher", routing.dispatcher,
+                  "How tokens reach their experts: alltoall (each of a token's top-k copies to its expert's rank) "
+                  "or deepep (once to each other node holding one of its experts, then over NVLink)")
+      ->capture_default_str();
 }
 
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
@@ -83,6 +94,9 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
   command.add_flag("--grad-reduce-in-bf16,!--no-grad-reduce-in-bf16", flags.grad_reduce_in_bf16,
                    "Gradient buffers and their data-parallel reduction in bf16 instead of fp32 (Megatron's "
                    "--grad-reduce-in-bf16)");
+  command.add_flag("--moe-a2a-overlap,!--no-moe-a2a-overlap", flags.moe_a2a_overlap,
+                   "A mixture of experts' all-to-all hidden by pairing each steady-state forward with the backward "
+                   "after it (Megatron's --overlap-moe-expert-parallel-comm, combined 1F1B)");
   command.add_flag("--tp-comm-overlap,!--no-tp-comm-overlap", flags.tp_comm_overlap,
                    "With --sequence-parallel: each tensor-parallel all-gather and reduce-scatter in t chunks beside "
                    "its GEMM (Megatron's --tp-comm-overlap; default: exposed). The --no- forms turn off what a "
@@ -152,10 +166,10 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.grad_reduce_in_bf16 = options.runtime.grad_reduce_in_bf16;
   shape.tp_comm_overlap = options.runtime.tp_comm_overlap;
   shape.fp8 = options.runtime.fp8;
+  shape.moe_a2a_overlap = options.runtime.moe_a2a_overlap;
   shape.ep = options.ep;
   shape.etp = options.etp;
-  shape.moe_load_imbalance = options.moe_load_imbalance;
-  shape.moe_capacity_factor = options.moe_capacity_factor;
+  options.routing.apply_to(shape);
   models::check_expert_parallel(model, shape);
   check_overlap_flags(shape);
   return shape;

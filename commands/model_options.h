@@ -14,6 +14,14 @@
 
 namespace pipeplan::commands {
 
+// How a mixture of experts routes its tokens (models::TrainingShape).
+struct RoutingOptions {
+  double load_imbalance = 1.0;
+  double capacity_factor = 0;
+  std::string dispatcher = "alltoall";
+  void apply_to(models::TrainingShape& shape) const;
+};
+
 struct ShapeOptions {
   int micro_batch_size = 1;
   int seq = 0;  // 0: the model's context, at most kDefaultSeqCap
@@ -28,8 +36,7 @@ struct ShapeOptions {
   models::RuntimeFlags runtime;
   int ep = 1;
   int etp = 0;  // 0: as t
-  double moe_load_imbalance = 1.0;
-  double moe_capacity_factor = 0;
+  RoutingOptions routing;
 };
 
 constexpr int kDefaultSeqCap = 8192;
@@ -41,12 +48,13 @@ constexpr int kDefaultSeqCap = 8192;
 // --tp-comm-overlap (the step-level settings `simulate` costs).
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
 
-// --moe-load-imbalance and --moe-capacity-factor (shared with `plan`, which
-// adds --ep and --etp as search axes).
-void add_routing_options(CLI::App& command, double& load_imbalance, double& capacity_factor);
+// --moe-load-imbalance, --moe-capacity-factor and --moe-dispatcher (shared
+// with `plan`, which adds --ep and --etp as search axes).
+void add_routing_options(CLI::App& command, RoutingOptions& routing);
 
-// --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
-// --tp-comm-overlap (shared with `plan`).
+// --precision, --overlap-grad-reduce, --overlap-param-gather,
+// --grad-reduce-in-bf16, --moe-a2a-overlap and --tp-comm-overlap (shared
+// with `plan`).
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags);
 
 // Checks every value (and the sequence against the model's context).

@@ -224,8 +224,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("dp")) shape.dp = given_shape.dp;
   if (has("ep")) shape.ep = given_shape.ep;
   if (has("etp")) shape.etp = given_shape.etp;
-  if (has("moe-load-imbalance")) shape.moe_load_imbalance = given_shape.moe_load_imbalance;
-  if (has("moe-capacity-factor")) shape.moe_capacity_factor = given_shape.moe_capacity_factor;
+  const RoutingOptions& routing = given_shape.routing;
+  if (has("moe-load-imbalance")) shape.moe_load_imbalance = routing.load_imbalance;
+  if (has("moe-capacity-factor")) shape.moe_capacity_factor = routing.capacity_factor;
+  if (has("moe-dispatcher")) shape.moe_dispatcher = models::parse_moe_dispatcher(routing.dispatcher);
   if (has("zero")) {
     if (given_shape.zero < 0 || given_shape.zero > 3) {
       throw InputError(fmt::format("--zero must be 0..3 (got {})", given_shape.zero));
@@ -241,6 +243,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("grad-reduce-in-bf16")) shape.grad_reduce_in_bf16 = given_flags.grad_reduce_in_bf16;
   if (has("tp-comm-overlap")) shape.tp_comm_overlap = given_flags.tp_comm_overlap;
   if (has("precision")) shape.fp8 = given_flags.fp8;
+  if (has("moe-a2a-overlap")) shape.moe_a2a_overlap = given_flags.moe_a2a_overlap;
   for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
                              std::pair{shape.cp, "--cp"}, std::pair{shape.dp, "--dp"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
@@ -334,6 +337,8 @@ const std::vector<std::string_view>& plan_override_options() {
                                                       "etp",
                                                       "moe-load-imbalance",
                                                       "moe-capacity-factor",
+                                                      "moe-dispatcher",
+                                                      "moe-a2a-overlap",
                                                       "zero",
                                                       "overlap-grad-reduce",
                                                       "overlap-param-gather",

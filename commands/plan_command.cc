@@ -28,7 +28,7 @@ struct PlanOptions {
   int seq = 0;
   std::optional<std::string> memory_cap;
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero, ep, etp;
-  double moe_load_imbalance = 1.0, moe_capacity_factor = 0;
+  RoutingOptions routing;
   std::optional<std::string> schedule, recompute;
   bool sequence_parallel = false;
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
@@ -115,8 +115,9 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   request.dp = options.dp;
   request.ep = options.ep;
   request.etp = options.etp;
-  request.moe_load_imbalance = options.moe_load_imbalance;
-  request.moe_capacity_factor = options.moe_capacity_factor;
+  request.moe_load_imbalance = options.routing.load_imbalance;
+  request.moe_capacity_factor = options.routing.capacity_factor;
+  request.moe_dispatcher = models::parse_moe_dispatcher(options.routing.dispatcher);
   if (options.sequence_parallel_option->count() > 0) request.sequence_parallel = options.sequence_parallel;
   if (options.zero) {
     if (*options.zero < 0 || *options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", *options.zero));
@@ -257,7 +258,7 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--etp", options->etp,
                       "Fix the expert tensor-parallel size (Megatron's --expert-tensor-parallel-size) [default: "
                       "searched, 1 or t]");
-  add_routing_options(*command, options->moe_load_imbalance, options->moe_capacity_factor);
+  add_routing_options(*command, options->routing);
   options->sequence_parallel_option =
       command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,
                         "Sequence parallelism with t > 1 [default: on, Megatron's advice]");

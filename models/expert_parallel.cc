@@ -35,10 +35,11 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
       throw InputError(
           fmt::format("--ep / --etp: '{}' is a dense model (no experts to divide); drop them", model.name));
     }
-    if (shape.moe_load_imbalance != 1.0 || shape.moe_capacity_factor != 0) {
+    if (shape.moe_load_imbalance != 1.0 || shape.moe_capacity_factor != 0 ||
+        shape.moe_dispatcher != MoeDispatcher::kAllToAll || shape.moe_a2a_overlap) {
       throw InputError(
-          fmt::format("--moe-load-imbalance / --moe-capacity-factor: '{}' is a dense model (no "
-                      "experts to route to); drop them",
+          fmt::format("--moe-load-imbalance / --moe-capacity-factor / --moe-dispatcher / "
+                      "--moe-a2a-overlap: '{}' is a dense model (no experts to route to); drop them",
                       model.name));
     }
     return;
@@ -75,6 +76,11 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
                     "experts have {} replicas of their own: use --zero 0 or 1 (Megatron's distributed "
                     "optimizer shards each group over its own replicas)",
                     static_cast<int>(shape.zero), shape.ep, etp, shape.expert_replicas()));
+  }
+  if (shape.moe_dispatcher == MoeDispatcher::kDeepEp && shape.ep == 1) {
+    throw InputError(
+        "--moe-dispatcher deepep routes tokens between the ranks of the expert-parallel group: with "
+        "--ep 1 there is none; drop it or raise --ep");
   }
   if (!(shape.moe_load_imbalance >= 1)) {
     throw InputError(

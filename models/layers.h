@@ -69,6 +69,11 @@ struct CollectiveWork {
   CollectiveKind kind = CollectiveKind::kAllReduce;
   double bytes = 0;
   double count = 1;
+  // A mixture of experts' token exchange (an all-to-all): `bytes` holds each
+  // token `copies` (top_k) times, for `experts` experts spread evenly over
+  // the group's ranks.
+  double copies = 1;
+  int experts = 0;
   friend bool operator==(const CollectiveWork&, const CollectiveWork&) = default;
 };
 

@@ -138,7 +138,10 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
     // Shared experts run on every token, gathered over t like a dense MLP.
     block.tp_collectives = shared > 0 ? 1 : 0;
     const double sent = local * static_cast<double>(routed) * load * static_cast<double>(h * e);
-    if (shape.ep > 1) block.expert_collectives.push_back({CollectiveKind::kAllToAll, sent, 2});
+    if (shape.ep > 1) {
+      block.expert_collectives.push_back(
+          {CollectiveKind::kAllToAll, sent, 2, static_cast<double>(routed), moe.experts});
+    }
     if (shape.etp > 1) {
       const double bytes = sent * shape.etp;
       block.expert_collectives.push_back({CollectiveKind::kAllGather, bytes, 1});

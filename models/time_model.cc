@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <utility>
 
@@ -146,9 +147,15 @@ double expert_s(const PassWork& pass, const HardwareConfig& hardware, const Trai
   double seconds = 0;
   const int etp = shape.expert_tp();
   for (const CollectiveWork& call : pass.expert_collectives) {
-    seconds += call.count * (call.kind == CollectiveKind::kAllToAll
-                                 ? all_to_all_s(call.bytes, shape.ep, etp, hardware)
-                                 : collective_s(call, etp, link_for_group(hardware, etp, 1)));
+    double once = 0;
+    if (call.kind != CollectiveKind::kAllToAll) {
+      once = collective_s(call, etp, link_for_group(hardware, etp, 1));
+    } else if (shape.moe_dispatcher == MoeDispatcher::kDeepEp) {
+      once = deepep_s(call, shape.ep, etp, hardware);
+    } else {
+      once = all_to_all_s(call.bytes, shape.ep, etp, hardware);
+    }
+    seconds += call.count * once;
   }
   return seconds;
 }
@@ -255,6 +262,30 @@ double all_to_all_s(double bytes, int ranks, int stride, const HardwareConfig& h
   if (in_node >= n) return intra + (n - 1) * hardware.node_link.latency_s;
   const double inter = at_rate(bytes * (n - in_node) / n, hardware.network.collective_bandwidth(), figure);
   return std::max(intra, inter) + (n - 1) * hardware.network.latency_s;
+}
+
+double remote_nodes_reached(int experts, double copies, int nodes) {
+  if (nodes <= 1 || experts <= 0) return 0;
+  // A node is missed when every copy falls among the other nodes' experts.
+  const double elsewhere = experts - static_cast<double>(experts) / nodes;
+  double missed = 1;
+  for (int i = 0; i < static_cast<int>(copies); ++i) missed *= std::max(0.0, (elsewhere - i) / (experts - i));
+  return (nodes - 1) * (1 - missed);
+}
+
+double deepep_s(const CollectiveWork& call, int ranks, int stride, const HardwareConfig& hardware) {
+  if (ranks <= 1 || call.bytes <= 0) return 0;
+  const double in_node = std::clamp(hardware.gpus_per_node / std::max(stride, 1), 1, ranks);
+  const int nodes = static_cast<int>(std::ceil(ranks / in_node));
+  if (nodes <= 1 || call.copies <= 0) return all_to_all_s(call.bytes, ranks, stride, hardware);
+  const char* figure = "node.link_bandwidth or network.bandwidth";
+  const double per_copy = call.bytes / call.copies;
+  const double inter = at_rate(per_copy * remote_nodes_reached(call.experts, call.copies, nodes),
+                               hardware.network.collective_bandwidth(), figure);
+  // Each copy lands on its expert's GPU, off the receiving one unless it is that GPU.
+  const double intra = at_rate(call.bytes * (in_node - 1) / in_node, hardware.node_link.collective_bandwidth(), figure);
+  return std::max(inter, intra) + (nodes - 1) * hardware.network.latency_s +
+         (in_node - 1) * hardware.node_link.latency_s;
 }
 
 const LinkSpec& link_for_group(const HardwareConfig& hardware, int ranks, int stride) {

@@ -66,6 +66,15 @@ double reduce_scatter_s(double bytes, int ranks, const LinkSpec& link);
 // NVLink and to the others over the network at the same time (the slower
 // sets the time), in n - 1 steps that each pay the latency.
 double all_to_all_s(double bytes, int ranks, int stride, const HardwareConfig& hardware);
+// DeepEP's exchange of `call` (an all-to-all of tokens): a token crosses the
+// network once to each other node holding one of its experts (of `copies`
+// drawn among `experts` spread evenly over the nodes), and its copies reach
+// their GPUs within the node over NVLink at the same time.
+double deepep_s(const CollectiveWork& call, int ranks, int stride, const HardwareConfig& hardware);
+// Of a token's `copies` experts drawn without repeats among `experts` spread
+// evenly over `nodes` nodes: how many other nodes than its own it reaches,
+// on average.
+double remote_nodes_reached(int experts, double copies, int nodes);
 
 // The link between `ranks` consecutive GPUs `stride` apart: NVLink when they
 // all sit in one node, the network otherwise.

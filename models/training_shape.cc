@@ -16,6 +16,17 @@ void TrainingShape::apply(const RuntimeFlags& flags) {
   grad_reduce_in_bf16 = flags.grad_reduce_in_bf16;
   tp_comm_overlap = flags.tp_comm_overlap && sequence_parallel && tp > 1;
   fp8 = flags.fp8;
+  moe_a2a_overlap = flags.moe_a2a_overlap;
+}
+
+MoeDispatcher parse_moe_dispatcher(std::string_view text, std::string_view field) {
+  if (text == "alltoall") return MoeDispatcher::kAllToAll;
+  if (text == "deepep") return MoeDispatcher::kDeepEp;
+  throw InputError(fmt::format("{} must be alltoall or deepep, got '{}'", field, text));
+}
+
+std::string_view moe_dispatcher_name(MoeDispatcher dispatcher) {
+  return dispatcher == MoeDispatcher::kDeepEp ? "deepep" : "alltoall";
 }
 
 Recompute parse_recompute(std::string_view text, std::string_view field) {

@@ -14,6 +14,13 @@ enum class Recompute { kNone, kSelective, kFull };
 // 3 + weights.
 enum class ZeroStage { kNone = 0, kOptimizer = 1, kGradients = 2, kWeights = 3 };
 
+// How a mixture of experts' tokens reach their experts: Megatron's
+// all-to-all dispatcher sends each of a token's top_k copies to its
+// expert's rank; DeepEP (Megatron's flex dispatcher) sends a token once to
+// each other node holding one of its experts and forwards it over NVLink
+// within the node.
+enum class MoeDispatcher { kAllToAll, kDeepEp };
+
 // How the framework runs a step besides its layout (Megatron's flags): what
 // it overlaps, and in which precision it reduces gradients.
 struct RuntimeFlags {
@@ -22,6 +29,7 @@ struct RuntimeFlags {
   bool grad_reduce_in_bf16 = false;
   bool tp_comm_overlap = false;
   bool fp8 = false;  // --precision fp8
+  bool moe_a2a_overlap = false;  // --overlap-moe-expert-parallel-comm
   friend bool operator==(const RuntimeFlags&, const RuntimeFlags&) = default;
 };
 
@@ -42,6 +50,11 @@ struct TrainingShape {
   // that many times the average.
   double moe_load_imbalance = 1.0;
   double moe_capacity_factor = 0;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
+  // Megatron's --overlap-moe-expert-parallel-comm (combined 1F1B): each
+  // steady-state forward runs with the backward after it as one overlapped
+  // pair, each one's all-to-all beside the other's compute.
+  bool moe_a2a_overlap = false;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;  // attention scores are never stored
@@ -96,13 +109,16 @@ struct TrainingShape {
   // parallelism) and leaves the rest off; runtime() reads them back.
   void apply(const RuntimeFlags& flags);
   RuntimeFlags runtime() const {
-    return {overlap_grad_reduce, overlap_param_gather, grad_reduce_in_bf16, tp_comm_overlap, fp8};
+    return {overlap_grad_reduce, overlap_param_gather, grad_reduce_in_bf16, tp_comm_overlap, fp8, moe_a2a_overlap};
   }
 };
 
 // "none" | "selective" | "full"; throws InputError naming `field` (the
 // option, or a file's key).
 Recompute parse_recompute(std::string_view text, std::string_view field = "--recompute");
+// "alltoall" | "deepep"; throws InputError naming `field`.
+MoeDispatcher parse_moe_dispatcher(std::string_view text, std::string_view field = "--moe-dispatcher");
+std::string_view moe_dispatcher_name(MoeDispatcher dispatcher);
 std::string_view recompute_name(Recompute recompute);
 
 }  // namespace pipeplan::models

@@ -52,7 +52,7 @@ double stage_memory_max(const LayerContext& layers, const ScheduleContext& conte
 // bound: a candidate above the cap has no split under it, and is refused
 // without the search for one.
 double rank_memory_floor(const LayerContext& layers, const ScheduleContext& context) {
-  const LayerTable& table = layers.table;
+  const LayerTable& table = layers.table();
   const int n = table.size();
   const double total =
       layers.state_bytes(0, n) + table.fp8_weight_copy_bytes(0, n) + context.fewest_held * table.activation_bytes(0, n);
@@ -67,7 +67,7 @@ bool some_split_fits(const LayerContext& layers, const ScheduleContext& context,
   if (request.layer_counts || request.layout || request.partition != PartitionMethod::kMemory) return true;
   if (rank_memory_floor(layers, context) > cap) return false;
   if (context.peak_points.empty()) return true;
-  return any_split_fits(layers.table.size(), context.schedule.stages,
+  return any_split_fits(layers.table().size(), context.schedule.stages,
                         [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j) <= cap; });
 }
 
@@ -80,7 +80,7 @@ bool some_split_fits(const LayerContext& layers, const ScheduleContext& context,
 // above it).
 StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& context,
                             const models::HardwareConfig& hardware, bool searched_split) {
-  const LayerTable& table = layers.table;
+  const LayerTable& table = layers.table();
   const int n = table.size();
   const double scale = context.schedule.microbatch_scale;
   // As the stage costs: forwards and input gradients each pay a pass

@@ -18,7 +18,7 @@ namespace pipeplan::planner {
 // the stage's peaks) of layers [i, j) on `stage`; exact for one chunk per
 // rank. Inline: the memory partitioner calls it O(S n log n) times.
 inline double stage_memory(const LayerContext& layers, const ScheduleContext& context, int stage, int i, int j) {
-  const LayerTable& table = layers.table;
+  const LayerTable& table = layers.table();
   const double full = table.activation_bytes(i, j), partial = table.weight_grad_bytes(i, j);
   double activations = 0;
   for (const auto& [a, w] : context.peak_points[static_cast<std::size_t>(stage)]) {

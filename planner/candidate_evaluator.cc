@@ -18,6 +18,7 @@
 #include "planner/search_contexts.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
+#include "sim/pass_pairing.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -51,11 +52,12 @@ constexpr const char* kZeroDominated = "no sharding (ZeRO-1 is as fast and light
 constexpr const char* kZeroPipelinedDominated =
     "ZeRO-2/3 on p > 1 (synced once per step: ZeRO-1's time, the reduced gradients' shard more memory)";
 constexpr const char* kZeroWithoutSchedule = "ZeRO-2/3 on p > 1 with a schedule PyTorch's pipelining lacks";
+constexpr const char* kWeightsOverCap = "out of memory: the weights and their state alone";
 constexpr const char* kZeroWithoutReplicas =
     "--zero without data or context parallel replicas (d x c = 1), or ZeRO-2/3 with experts folded apart";
 
-LayerContext layer_context(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
-                           models::Recompute recompute) {
+models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
+                                  models::Recompute recompute) {
   models::TrainingShape shape;
   shape.micro_batch_size = group.micro_batch_size;
   shape.seq_len = request.seq_len;
@@ -66,38 +68,32 @@ LayerContext layer_context(const PlanRequest& request, const SearchGroup& group,
   shape.etp = group.etp;
   shape.moe_load_imbalance = request.moe_load_imbalance;
   shape.moe_capacity_factor = request.moe_capacity_factor;
+  // DeepEP routes across an expert-parallel group; with ep 1 there is none.
+  shape.moe_dispatcher = group.ep > 1 ? request.moe_dispatcher : models::MoeDispatcher::kAllToAll;
   // Megatron's advice: sequence parallelism with tensor parallelism.
   shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
   shape.recompute = recompute;
   shape.zero = zero;
   shape.pipelined = group.pp > 1;
   shape.apply(request.runtime);
+  return shape;
+}
+
+TabledLayers tabulate(const PlanRequest& request, const models::TrainingShape& shape) {
   models::ModelLayers layers = models::expand_layers(request.model, shape);
   std::optional<ProfiledCosts> profiled;
   if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
   LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
-  const double flops = models::model_flops_per_microbatch(layers, shape);
-  const double state = models::state_bytes(shape).total();
-  const double expert_state = models::expert_state_bytes(shape).total();
-  return {shape, layers.transformer_layers(), std::move(table), flops, state, expert_state};
-}
-
-std::vector<LayerContext> layer_contexts(const PlanRequest& request, const SearchGroup& group,
-                                         const std::vector<models::ZeroStage>& zeros,
-                                         const std::vector<models::Recompute>& recomputes) {
-  std::vector<LayerContext> contexts;
-  for (models::ZeroStage zero : zeros) {
-    for (models::Recompute recompute : recomputes) contexts.push_back(layer_context(request, group, zero, recompute));
-  }
-  return contexts;
+  return {std::move(table), layers.transformer_layers(), models::model_flops_per_microbatch(layers, shape)};
 }
 
 // The schedule of a choice at (p, m) and its memory peaks, or none when its
 // preconditions (micro-batches, chunks) fail.
-std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, int pp, int microbatches) {
+std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, int pp, int microbatches,
+                                                bool moe_a2a_overlap) {
   ScheduleContext context{choice, {}, {}, {}, {}, 0};
   try {
-    context.schedule = sim::generate_schedule(choice.name, {pp, microbatches, choice.virtual_stages, 0});
+    context.schedule = run_schedule(choice.name, {pp, microbatches, choice.virtual_stages, 0}, moe_a2a_overlap);
   } catch (const InputError&) {
     return std::nullopt;
   }
@@ -124,7 +120,7 @@ std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, in
 }
 
 std::optional<StageSplit> time_split(const LayerContext& layers, int stages) {
-  const LayerTable& table = layers.table;
+  const LayerTable& table = layers.table();
   return min_max_split(
       table.size(), stages, [&](int, int i, int j) { return table.stage_time_s(i, j); },
       [](int, int, int) { return true; });
@@ -135,7 +131,7 @@ std::optional<StageSplit> time_split(const LayerContext& layers, int stages) {
 std::optional<StageSplit> leanest_split(const LayerContext& layers, const ScheduleContext& context) {
   if (context.peak_points.empty()) return std::nullopt;
   return min_max_split(
-      layers.table.size(), context.schedule.stages,
+      layers.table().size(), context.schedule.stages,
       [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j); },
       [](int, int, int) { return true; });
 }
@@ -145,11 +141,11 @@ std::optional<StageSplit> leanest_split(const LayerContext& layers, const Schedu
 template <typename TimeSplit>
 std::optional<StageSplit> partition(const LayerContext& layers, const ScheduleContext& context,
                                     const PlanRequest& request, double cap, const TimeSplit& fastest) {
-  const LayerTable& table = layers.table;
+  const LayerTable& table = layers.table();
   const int n = table.size();
   const int stages = context.schedule.stages;
   auto time = [&](int i, int j) { return table.stage_time_s(i, j); };
-  const int blocks = layers.blocks;
+  const int blocks = layers.blocks();
   if (request.layer_counts) return split_from_counts(*request.layer_counts, blocks);
   if (request.layout) return split_from_layout(*request.layout, blocks, stages);
   switch (request.partition) {
@@ -207,6 +203,7 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.etp = group.etp;
   candidate.moe_load_imbalance = layers.shape.moe_load_imbalance;
   candidate.moe_capacity_factor = layers.shape.moe_capacity_factor;
+  candidate.moe_dispatcher = layers.shape.moe_dispatcher;
   candidate.micro_batch_size = group.micro_batch_size;
   candidate.microbatches = group.microbatches;
   candidate.virtual_stages = choice.virtual_stages;
@@ -215,6 +212,9 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.sequence_parallel = layers.shape.sequence_parallel;
   candidate.zero = layers.shape.zero;
   candidate.runtime = layers.shape.runtime();
+  // The all-to-all overlap applies to the schedules that pair.
+  candidate.runtime.moe_a2a_overlap =
+      candidate.runtime.moe_a2a_overlap && sim::pairs_forward_backward(sim::find_schedule_family(choice.name).name);
   take_figures(simulation, candidate);
   return candidate;
 }
@@ -249,7 +249,8 @@ CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, const std::ve
   std::vector<std::shared_ptr<const ScheduleContext>> built(jobs.size());
   parallel_for(jobs.size(), request.threads, [&](std::size_t i) {
     const auto& [choice, pp, m] = jobs[i];
-    std::optional<ScheduleContext> context = schedule_context(schedules_[choice], pp, m);
+    std::optional<ScheduleContext> context =
+        schedule_context(schedules_[choice], pp, m, request_.runtime.moe_a2a_overlap);
     if (context) built[i] = std::make_shared<const ScheduleContext>(std::move(*context));
   });
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -265,8 +266,8 @@ const ScheduleContext* CandidateEvaluator::schedule_of(std::size_t choice, const
   return found == schedule_cache_.end() ? nullptr : found->second.get();
 }
 
-void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingCandidate>& pending,
-                                         SearchTally& tally) {
+void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingCandidate>& pending, SearchTally& tally,
+                                         bool weights_check) {
   const SearchGroup& group = groups_[index];
   // Every (sharding, recomputation) pair is a candidate per schedule; the
   // pairs that cannot run on p ranks are counted, not built.
@@ -275,7 +276,18 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
     tally.rejected[kZeroWithoutReplicas] += recomputes_.size() * stage_counts_.at(group.pp).usable.size();
     return;
   }
-  layers_[index] = layer_contexts(request_, group, zeros, recomputes_);
+  if (weights_check && weights_over_cap(group, zeros)) {
+    tally.deferred = true;
+    tally.rejected[kWeightsOverCap] += zeros.size() * recomputes_.size() * stage_counts_.at(group.pp).usable.size();
+    return;
+  }
+  for (models::ZeroStage zero : zeros) {
+    for (models::Recompute recompute : recomputes_) {
+      const models::TrainingShape shape = group_shape(request_, group, zero, recompute);
+      layers_[index].push_back(
+          {shape, tabled_layers(shape), models::state_bytes(shape).total(), models::expert_state_bytes(shape).total()});
+    }
+  }
   const std::vector<LayerContext>& contexts = layers_[index];
   const StageCountChoices& choices = stage_counts_.at(group.pp);
   for (const auto& [reason, count] : choices.rejected) tally.rejected[reason] += count * zeros.size() * recomputes_.size();
@@ -314,6 +326,52 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   }
 }
 
+std::shared_ptr<const TabledLayers> CandidateEvaluator::tabled_layers(const models::TrainingShape& shape) const {
+  // A rank's layers cost the same at any p and d but through ZeRO-2/3's
+  // per-micro-batch collectives (one pipeline rank), which go over d x c.
+  const bool per_microbatch_shards = shape.zero >= models::ZeroStage::kGradients && !shape.pipelined;
+  const TableKey key{shape.micro_batch_size,
+                     shape.tp,
+                     shape.cp,
+                     shape.ep,
+                     shape.etp,
+                     static_cast<int>(shape.recompute),
+                     static_cast<int>(shape.zero),
+                     shape.pipelined ? 1 : 0,
+                     per_microbatch_shards ? shape.dp : 0};
+  {
+    const std::lock_guard<std::mutex> lock(tables_mutex_);
+    if (const auto found = tables_.find(key); found != tables_.end()) return found->second;
+  }
+  auto tabled = std::make_shared<const TabledLayers>(tabulate(request_, shape));
+  const std::lock_guard<std::mutex> lock(tables_mutex_);
+  return tables_.emplace(key, std::move(tabled)).first->second;
+}
+
+bool CandidateEvaluator::weights_over_cap(const SearchGroup& group, const std::vector<models::ZeroStage>& zeros) const {
+  // As some_split_fits: only the memory partitioner refuses what no split fits
+  // (the others' candidates are replayed, fitting or not); measured passes
+  // are tabled at their own micro-batch only.
+  const bool refuses = request_.partition == PartitionMethod::kMemory && !request_.layer_counts && !request_.layout;
+  if (!refuses || request_.profile) return false;
+  double least = std::numeric_limits<double>::infinity();
+  for (models::ZeroStage zero : zeros) {
+    const models::TrainingShape shape = group_shape(request_, group, zero, models::Recompute::kNone);
+    // The weights of this t, ep and etp: tabled once for every b and c.
+    models::TrainingShape weights = shape;
+    weights.micro_batch_size = 1;
+    weights.dp = shape.dp * shape.cp;
+    weights.cp = 1;
+    weights.zero = models::ZeroStage::kNone;
+    const LayerContext context{shape, tabled_layers(weights), models::state_bytes(shape).total(),
+                               models::expert_state_bytes(shape).total()};
+    const int n = context.table().size();
+    // rank_memory_floor without the activations.
+    least = std::min(least, (context.state_bytes(0, n) + context.table().fp8_weight_copy_bytes(0, n)) / group.pp);
+  }
+  return least > cap_;
+}
+
 std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
     const std::vector<UnfittedCandidate>& unfitted) const {
   std::optional<PendingCandidate> closest;
@@ -349,7 +407,7 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
   std::optional<StageSplit> split = partition(layers, context, request_, cap_, fastest);
   // enumerate_group kept only candidates some split fits.
   if (!split) throw std::logic_error("a candidate the partitioner was to fit has no split");
-  const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, *split, context.schedule);
+  const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, *split, context.schedule);
   pending.bounds = step_bounds(context.schedule, context.span, context.profiles, costs,
                                step_overhead(costs, request_.hardware, layers.shape));
   const double tokens = step_tokens(group, request_.seq_len);
@@ -376,10 +434,11 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const 
   setup.profile = request_.profile ? &*request_.profile : nullptr;
   setup.memory_cap_bytes = static_cast<std::int64_t>(cap_);
   const sim::Schedule schedule =
-      sim::generate_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0});
-  const ModelStageCosts costs = build_stage_costs(layers.table, layers.shape, pending.split, schedule);
-  const ModelSimulation simulation = simulate_stage_costs(schedule, costs, pending.split, request_.hardware,
-                                                          setup, layers.model_flops, options);
+      run_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0},
+                   layers.shape.moe_a2a_overlap);
+  const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, pending.split, schedule);
+  const ModelSimulation simulation =
+      simulate_stage_costs(schedule, costs, pending.split, request_.hardware, setup, layers.model_flops(), options);
   return describe(group, layers, context.choice, simulation);
 }
 

@@ -5,6 +5,7 @@
 // first bounded (no replay), and replayed only if the search still needs it.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -21,6 +22,7 @@
 namespace pipeplan::planner {
 
 struct LayerContext;
+struct TabledLayers;
 struct ScheduleContext;
 
 // A candidate not yet replayed: where it comes from, its split once chosen,
@@ -43,6 +45,10 @@ struct UnfittedCandidate {
 struct SearchTally {
   std::map<std::string, std::size_t> rejected;
   std::vector<UnfittedCandidate> unfitted;
+  // The group's weights and their state alone are over the cap on some
+  // rank: nothing of it was enumerated (enumerate it with `weights_check`
+  // off for its unfitted candidates, when nothing fits anywhere).
+  bool deferred = false;
 };
 
 class CandidateEvaluator {
@@ -51,7 +57,8 @@ class CandidateEvaluator {
   ~CandidateEvaluator();
   // The group's candidates that some split fits, bounded for any split;
   // safe to call for different groups at once.
-  void enumerate_group(std::size_t group, std::vector<PendingCandidate>& pending, SearchTally& tally);
+  void enumerate_group(std::size_t group, std::vector<PendingCandidate>& pending, SearchTally& tally,
+                       bool weights_check = true);
   // Chooses the candidate's split (the request's partitioner) and bounds it
   // for that split; safe to call for different candidates at once.
   void choose_split(PendingCandidate& pending) const;
@@ -69,6 +76,12 @@ class CandidateEvaluator {
     std::map<std::string, std::size_t> rejected;
   };
   const ScheduleContext* schedule_of(std::size_t choice, const SearchGroup& group) const;
+  // The layers of ranks of this shape, tabled once for every group whose
+  // ranks cost alike.
+  std::shared_ptr<const TabledLayers> tabled_layers(const models::TrainingShape& shape) const;
+  // Whether every rank's share of the weights and their state is over the
+  // cap at every sharding the group runs: no candidate of it can fit.
+  bool weights_over_cap(const SearchGroup& group, const std::vector<models::ZeroStage>& zeros) const;
 
   const PlanRequest& request_;
   const std::vector<SearchGroup>& groups_;
@@ -82,6 +95,9 @@ class CandidateEvaluator {
   std::map<std::tuple<std::size_t, int, int>, std::shared_ptr<const ScheduleContext>> schedule_cache_;
   // (group, layers, stages) -> the fastest split, shared by the schedules
   // with as many stages; filled as candidates are split.
+  using TableKey = std::array<int, 9>;
+  mutable std::mutex tables_mutex_;
+  mutable std::map<TableKey, std::shared_ptr<const TabledLayers>> tables_;
   mutable std::mutex time_splits_mutex_;
   mutable std::map<std::tuple<std::size_t, std::size_t, int>, std::optional<StageSplit>> time_splits_;
 };

@@ -18,6 +18,8 @@ void check_fixed_experts(const PlanRequest& request) {
     shape.etp = request.etp.value_or(request.ep ? 1 : 0);  // an --ep given, even 1, is refused too
     shape.moe_load_imbalance = request.moe_load_imbalance;
     shape.moe_capacity_factor = request.moe_capacity_factor;
+    shape.moe_dispatcher = request.moe_dispatcher;
+    shape.moe_a2a_overlap = request.runtime.moe_a2a_overlap;
     models::check_expert_parallel(model, shape);
     return;
   }
@@ -38,6 +40,8 @@ void check_fixed_experts(const PlanRequest& request) {
   shape.tp = shape.etp = request.etp.value_or(1);
   shape.dp = shape.ep * shape.etp;
   shape.sequence_parallel = true;
+  // DeepEP applies where ep > 1; a fixed --ep 1 leaves it nothing to route.
+  if (request.ep) shape.moe_dispatcher = request.moe_dispatcher;
   models::check_expert_parallel(model, shape);
   if (request.etp && request.tp && *request.tp % *request.etp != 0) {
     throw InputError(

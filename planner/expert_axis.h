@@ -17,9 +17,11 @@ struct ExpertLayout {
   int etp = 0;  // 0: as t (a dense model's only layout)
 };
 
-// Throws InputError for fixed expert choices no group can take: --ep or
-// --etp on a dense model, an ep not dividing the experts, sizes below 1,
-// a load imbalance below 1 or a negative capacity factor.
+// Throws InputError for fixed expert choices no group can take: --ep,
+// --etp or a routing option on a dense model, an ep not dividing the
+// experts, sizes below 1, a load imbalance below 1, a negative capacity
+// factor, DeepEP with --ep 1. (DeepEP applies to the candidates with ep > 1,
+// the all-to-all overlap to Interleaved1F1B's.)
 void check_fixed_experts(const PlanRequest& request);
 
 // The layouts of t x c x d ranks: a dense model's one; for experts every ep

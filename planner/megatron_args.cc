@@ -40,8 +40,9 @@ std::string expert_arguments(const PlanCandidate& plan, const models::ModelConfi
   if (!moe.enabled()) return "";
   std::string args = fmt::format(
       " --num-experts {} --moe-router-topk {} --moe-ffn-hidden-size {} --expert-model-parallel-size {} "
-      "--expert-tensor-parallel-size {} --moe-token-dispatcher-type alltoall --moe-grouped-gemm",
-      moe.experts, moe.top_k, moe.expert_ffn, plan.ep, plan.etp > 0 ? plan.etp : plan.tp);
+      "--expert-tensor-parallel-size {} --moe-token-dispatcher-type {} --moe-grouped-gemm",
+      moe.experts, moe.top_k, moe.expert_ffn, plan.ep, plan.etp > 0 ? plan.etp : plan.tp,
+      plan.moe_dispatcher == models::MoeDispatcher::kDeepEp ? "flex --moe-enable-deepep" : "alltoall");
   if (moe.shared_experts > 0) {
     args += fmt::format(" --moe-shared-expert-intermediate-size {}", moe.shared_experts * moe.expert_ffn);
   }
@@ -74,6 +75,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.runtime.grad_reduce_in_bf16) args += " --grad-reduce-in-bf16";
   if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
   if (plan.runtime.fp8) args += " --fp8-format hybrid";
+  if (plan.runtime.moe_a2a_overlap) args += " --overlap-moe-expert-parallel-comm";
   if (plan.recompute == models::Recompute::kSelective) args += " --recompute-granularity selective";
   if (plan.recompute == models::Recompute::kFull) {
     args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";

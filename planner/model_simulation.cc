@@ -11,6 +11,7 @@
 #include "planner/profile_costs.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
+#include "sim/pass_pairing.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -174,14 +175,13 @@ double pipeline_without_p2p_s(const sim::Schedule& schedule, const ModelStageCos
 // less what their overlapped pairs hide (sim::pair_saving is the time saved,
 // at the slowdown's cost).
 void add_expert_comm(ModelSimulation& result, const sim::Schedule& schedule, const sim::PipelineCosts& costs) {
-  const double kept = 1 - costs.hidden_comm_slowdown;
   for (const auto& actions : schedule.actions) {
     double carried = 0, hidden = 0;
     for (std::size_t step = 0; step < actions.size(); ++step) {
       const sim::Action& action = actions[step];
       if (!sim::is_compute(action.kind)) continue;
       carried += sim::action_comm_s(costs.stages[static_cast<std::size_t>(action.stage)], action.kind);
-      if (kept > 0) hidden += sim::paired_saving_s(costs, actions, step) / kept;
+      hidden += sim::paired_hidden_s(costs, actions, step);
     }
     result.expert_comm_s.push_back(carried - hidden);
     result.expert_comm_hidden_s.push_back(hidden);
@@ -280,6 +280,14 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
   return result;
 }
 
+sim::Schedule run_schedule(std::string_view name, sim::PipelineShape shape, bool moe_a2a_overlap) {
+  sim::Schedule schedule = sim::generate_schedule(name, shape);
+  if (moe_a2a_overlap && sim::pairs_forward_backward(sim::find_schedule_family(name).name)) {
+    sim::pair_forward_backward(schedule);
+  }
+  return schedule;
+}
+
 sim::Topology setup_topology(const models::HardwareConfig& hardware, const PipelineSetup& setup) {
   sim::Topology topology = pipeline_topology(hardware, setup.shape);
   if (setup.profile != nullptr && setup.profile->links) {
@@ -301,8 +309,16 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
     throw InputError("--explain divides the time model's figures into their terms, and measured times (--profile) "
                      "have none: drop one of them");
   }
-  const sim::Schedule schedule = sim::generate_schedule(
-      setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size});
+  if (setup.shape.moe_a2a_overlap && !sim::pairs_forward_backward(sim::find_schedule_family(setup.schedule).name)) {
+    throw InputError(
+        fmt::format("--moe-a2a-overlap pairs the steady state of Interleaved1F1B, not {}, as "
+                    "Megatron-LM runs it with virtual stages only; drop it or use Interleaved1F1B "
+                    "(DualPipeV pairs its own passes)",
+                    setup.schedule));
+  }
+  const sim::Schedule schedule =
+      run_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size},
+                   setup.shape.moe_a2a_overlap);
   StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
   models::ModelLayers costed = layers;
   std::optional<ProfiledCosts> profiled;

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/hardware.h"
@@ -14,10 +15,11 @@
 #include "models/training_shape.h"
 #include "planner/layer_table.h"
 #include "planner/memory_profile.h"
-#include "profiler/profile_file.h"
 #include "planner/stage_costs.h"
 #include "planner/stage_split.h"
 #include "planner/step_terms.h"
+#include "profiler/profile_file.h"
+#include "sim/generators/registry.h"
 #include "sim/simulate.h"
 #include "sim/span_bound.h"
 
@@ -69,6 +71,12 @@ struct ModelSimulation {
 };
 
 // What a step costs besides the pipeline, on its slowest rank: the
+// The schedule as the framework runs it: generated, and with the experts'
+// all-to-all overlap (models::TrainingShape::moe_a2a_overlap) on a family
+// that pairs (sim::pairs_forward_backward) each steady-state forward paired
+// with a backward beside it.
+sim::Schedule run_schedule(std::string_view name, sim::PipelineShape shape, bool moe_a2a_overlap);
+
 // data-parallel gradient synchronisation and the optimizer step.
 struct StepOverhead {
   double gradient_sync_s = 0;

@@ -55,12 +55,13 @@ bool read_flag(const YAML::Node& root, const char* key, const std::string& path)
 
 // The runtime flags by their plan-file keys (written only when on; a file
 // without one means off).
-std::array<std::pair<const char*, bool*>, 5> runtime_fields(models::RuntimeFlags& runtime) {
+std::array<std::pair<const char*, bool*>, 6> runtime_fields(models::RuntimeFlags& runtime) {
   return {{{"overlap_grad_reduce", &runtime.overlap_grad_reduce},
            {"overlap_param_gather", &runtime.overlap_param_gather},
            {"grad_reduce_in_bf16", &runtime.grad_reduce_in_bf16},
            {"tp_comm_overlap", &runtime.tp_comm_overlap},
-           {"fp8", &runtime.fp8}}};
+           {"fp8", &runtime.fp8},
+           {"moe_a2a_overlap", &runtime.moe_a2a_overlap}}};
 }
 
 }  // namespace
@@ -85,6 +86,9 @@ std::string write_plan_yaml(const PlanFile& file) {
   }
   if (p.moe_load_imbalance != 1.0) out << YAML::Key << "moe_load_imbalance" << YAML::Value << p.moe_load_imbalance;
   if (p.moe_capacity_factor > 0) out << YAML::Key << "moe_capacity_factor" << YAML::Value << p.moe_capacity_factor;
+  if (p.moe_dispatcher != models::MoeDispatcher::kAllToAll) {
+    out << YAML::Key << "moe_dispatcher" << YAML::Value << std::string(models::moe_dispatcher_name(p.moe_dispatcher));
+  }
   out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
   out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
   out << YAML::Key << "schedule" << YAML::Value << p.schedule;
@@ -127,6 +131,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
               "etp",
               "moe_load_imbalance",
               "moe_capacity_factor",
+              "moe_dispatcher",
               "micro_batch_size",
               "microbatches",
               "schedule",
@@ -139,6 +144,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
               "grad_reduce_in_bf16",
               "tp_comm_overlap",
               "fp8",
+              "moe_a2a_overlap",
               "layout",
               "profile",
               "memory_cap_bytes",
@@ -157,6 +163,11 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   p.etp = root["etp"] ? read_count(root, "etp", path) : 0;
   if (root["moe_load_imbalance"]) p.moe_load_imbalance = read_number(root, "moe_load_imbalance", path);
   if (root["moe_capacity_factor"]) p.moe_capacity_factor = read_number(root, "moe_capacity_factor", path);
+  if (root["moe_dispatcher"]) {
+    p.moe_dispatcher = parse_at(
+        root["moe_dispatcher"], path, "moe_dispatcher",
+        [](std::string_view text, std::string_view) { return models::parse_moe_dispatcher(text, "'moe_dispatcher'"); });
+  }
   p.micro_batch_size = read_count(root, "micro_batch_size", path);
   p.microbatches = read_count(root, "microbatches", path);
   p.schedule = std::string(

@@ -167,6 +167,7 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   shape.etp = candidate.etp;
   shape.moe_load_imbalance = candidate.moe_load_imbalance;
   shape.moe_capacity_factor = candidate.moe_capacity_factor;
+  shape.moe_dispatcher = candidate.moe_dispatcher;
   shape.sequence_parallel = candidate.sequence_parallel;
   shape.recompute = candidate.recompute;
   shape.zero = candidate.zero;
@@ -274,7 +275,17 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   result.ranked = pruner.ranked();
   result.pareto = pruner.front();
   if (!result.ranked.empty()) add_runtime_warnings(request.runtime, result.ranked.front(), result.warnings);
-  // With nothing under the cap, the closest the memory partitioner came.
+  // With nothing under the cap, the closest the memory partitioner came,
+  // the groups whose weights alone were over it included.
+  if (result.ranked.empty()) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (!tallies[g].deferred) continue;
+      std::vector<PendingCandidate> none;
+      SearchTally all;
+      evaluator.enumerate_group(g, none, all, false);
+      unfitted.insert(unfitted.end(), all.unfitted.begin(), all.unfitted.end());
+    }
+  }
   const std::optional<PendingCandidate> leanest =
       result.ranked.empty() ? evaluator.closest_to_fitting(unfitted) : std::nullopt;
   if (leanest) {

@@ -44,6 +44,7 @@ struct PlanRequest {
   std::optional<int> ep, etp;
   double moe_load_imbalance = 1.0;
   double moe_capacity_factor = 0;
+  models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
   std::optional<bool> sequence_parallel;
@@ -73,6 +74,7 @@ struct PlanCandidate {
   int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1, virtual_stages = 1;
   int ep = 1, etp = 0;  // expert parallelism (etp 0: as t)
   double moe_load_imbalance = 1.0, moe_capacity_factor = 0;
+  models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
   std::string schedule;
   models::Recompute recompute = models::Recompute::kNone;
   bool sequence_parallel = false;

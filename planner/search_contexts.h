@@ -3,6 +3,7 @@
 // schedule's memory profiles and span bound.
 #pragma once
 
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -15,18 +16,28 @@
 
 namespace pipeplan::planner {
 
+// A model's layers tabled for one per-rank shape, with what the expansion
+// gave besides; groups whose ranks cost alike (they differ in p and d only)
+// share one.
+struct TabledLayers {
+  LayerTable table;
+  int blocks;  // transformer layers (the expanded layers are dropped once tabled)
+  double model_flops;
+};
+
 // What all candidates of a group and recomputation share.
 struct LayerContext {
   models::TrainingShape shape;
-  int blocks;  // transformer layers (the expanded layers are dropped once tabled)
-  LayerTable table;
-  double model_flops;
+  std::shared_ptr<const TabledLayers> tabled;
   double state_bytes_per_param;         // dense weights
   double expert_state_bytes_per_param;  // routed experts (their own replicas)
+  const LayerTable& table() const { return tabled->table; }
+  int blocks() const { return tabled->blocks; }
+  double model_flops() const { return tabled->model_flops; }
   // Training state of layers [i, j).
   double state_bytes(int i, int j) const {
-    return table.params(i, j) * state_bytes_per_param +
-           table.expert_params(i, j) * (expert_state_bytes_per_param - state_bytes_per_param);
+    return table().params(i, j) * state_bytes_per_param +
+           table().expert_params(i, j) * (expert_state_bytes_per_param - state_bytes_per_param);
   }
 };
 

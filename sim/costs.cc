@@ -96,4 +96,9 @@ double paired_saving_s(const PipelineCosts& costs, const std::vector<Action>& ac
   return 0;
 }
 
+double paired_hidden_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step) {
+  const double kept = 1 - costs.hidden_comm_slowdown;
+  return kept > 0 ? paired_saving_s(costs, actions, step) / kept : 0;
+}
+
 }  // namespace pipeplan::sim

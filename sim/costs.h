@@ -73,5 +73,7 @@ PairSaving pair_saving(const PipelineCosts& costs, const Action& first, const Ac
 // The action at `step` of a rank's list: what its overlapped pair saves it
 // (0 outside a pair).
 double paired_saving_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step);
+// Of its communication, what the pair hid (the saving before the slowdown).
+double paired_hidden_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step);
 
 }  // namespace pipeplan::sim

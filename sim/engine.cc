@@ -188,7 +188,11 @@ class Engine {
         saving;
     state.running = true;
     state.compute_start_s = now_;
-    const ComputeRecord record{rank, action, now_, now_ + duration};
+    const double comm = action_comm_s(costs_.stages[static_cast<std::size_t>(action.stage)], action.kind);
+    const ComputeRecord record{
+        rank, action,
+        now_, now_ + duration,
+        comm, paired_hidden_s(costs_, schedule_.actions[static_cast<std::size_t>(rank)], state.pc)};
     for (EngineObserver* observer : observers_) observer->on_compute_start(record);
     events_.push(now_ + duration, rank, false);
   }
@@ -196,7 +200,12 @@ class Engine {
   void finish_compute(int rank) {
     RankState& state = ranks_[static_cast<std::size_t>(rank)];
     const Action action = schedule_.actions[static_cast<std::size_t>(rank)][state.pc];
-    const ComputeRecord record{rank, action, state.compute_start_s, now_};
+    const ComputeRecord record{rank,
+                               action,
+                               state.compute_start_s,
+                               now_,
+                               action_comm_s(costs_.stages[static_cast<std::size_t>(action.stage)], action.kind),
+                               paired_hidden_s(costs_, schedule_.actions[static_cast<std::size_t>(rank)], state.pc)};
     for (EngineObserver* observer : observers_) observer->on_compute_end(record);
     state.running = false;
     ++state.pc;

@@ -13,6 +13,10 @@ struct ComputeRecord {
   Action action;
   double start_s = 0;
   double end_s = 0;
+  // Communication inside the action (a mixture of experts' all-to-all), and
+  // of it what its overlapped pair hid beside the other pass's compute.
+  double comm_s = 0;
+  double hidden_comm_s = 0;
 };
 
 struct TransferRecord {

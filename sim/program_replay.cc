@@ -178,9 +178,11 @@ class ProgramReplay {
       // forward's first, as the engine does after the lowered pair.
       const Action& backward = actions[position_[r] + 1];
       const PairSaving saving = pair_saving(costs_, action, backward);
-      run_compute(rank, action, start, waited_on, false, saving.first_s);
+      const double kept = 1 - costs_.hidden_comm_slowdown;
+      run_compute(rank, action, start, waited_on, false, saving.first_s, kept > 0 ? saving.first_s / kept : 0);
       ++position_[r];
-      run_compute(rank, backward, free_at_[r], track_path_ ? last_on_rank_[r] : kNoAction, false, saving.second_s);
+      run_compute(rank, backward, free_at_[r], track_path_ ? last_on_rank_[r] : kNoAction, false, saving.second_s,
+                  kept > 0 ? saving.second_s / kept : 0);
       send_output(action, free_at_[r]);
       send_output(backward, free_at_[r]);
       ++position_[r];
@@ -204,13 +206,14 @@ class ProgramReplay {
 
   // `saving_s`: what the action's overlapped pair hides of it.
   void run_compute(int rank, const Action& action, double start, std::uint32_t waited_on, bool send,
-                   double saving_s = 0) {
+                   double saving_s = 0, double hidden_s = 0) {
     // Summed as the engine sums it: its duration first.
     const double duration =
         durations_[static_cast<std::size_t>(action.stage) * kComputeKinds + static_cast<std::size_t>(action.kind)] -
         saving_s;
     const double end = start + duration;
-    const ComputeRecord record{rank, action, start, end};
+    const double comm = action_comm_s(costs_.stages[static_cast<std::size_t>(action.stage)], action.kind);
+    const ComputeRecord record{rank, action, start, end, comm, hidden_s};
     for (EngineObserver* observer : observers_) observer->on_compute_start(record);
     for (EngineObserver* observer : observers_) observer->on_compute_end(record);
     free_at_[static_cast<std::size_t>(rank)] = end;

@@ -73,7 +73,7 @@ TEST(ExpertParallel, AllToAllBytesAreHiddenTimesTopKEachWay) {
   // Dispatch and combine in the forward, their gradients in the input
   // gradient: each rank's send buffer is its 2048 tokens x 8 copies x 7168
   // x 2 bytes, of which (ep - 1) / ep leaves it.
-  const CollectiveWork expected{CollectiveKind::kAllToAll, 2048 * kTopK * kHidden * 2, 2};
+  const CollectiveWork expected{CollectiveKind::kAllToAll, 2048 * kTopK * kHidden * 2, 2, kTopK, 256};
   ASSERT_EQ(layer.forward.expert_collectives.size(), 1u);
   EXPECT_EQ(layer.forward.expert_collectives[0], expected);
   ASSERT_EQ(layer.backward_input.expert_collectives.size(), 1u);

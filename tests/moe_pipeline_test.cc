@@ -4,6 +4,7 @@
 // with it; the search takes the expert axis and its plans say so.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <tuple>
@@ -13,11 +14,14 @@
 #include "models/hardware.h"
 #include "models/layers.h"
 #include "models/model_config.h"
+#include "models/time_model.h"
 #include "planner/megatron_args.h"
 #include "planner/model_simulation.h"
 #include "planner/plan_file.h"
 #include "planner/plan_search.h"
 #include "sim/generators/registry.h"
+#include "sim/output/chrome_trace.h"
+#include "sim/pass_pairing.h"
 #include "sim/simulate.h"
 #include "sim/span_bound.h"
 #include "tests/cli_support.h"
@@ -28,7 +32,8 @@ namespace {
 
 // DeepSeek-V3 on p = 16 with ep = 64 over d = 64 (8 nodes: the all-to-all
 // crosses the network), 32 micro-batches of one 4096-token sequence.
-planner::ModelSimulation deepseek_run(const std::string& schedule, const models::HardwareConfig& hardware) {
+planner::ModelSimulation deepseek_run(const std::string& schedule, const models::HardwareConfig& hardware,
+                                      const sim::SimulationOptions& options = {}) {
   const models::TrainingShape shape{
       .seq_len = 4096, .dp = 64, .ep = 64, .zero = models::ZeroStage::kOptimizer, .pipelined = true};
   planner::PipelineSetup setup;
@@ -41,7 +46,7 @@ planner::ModelSimulation deepseek_run(const std::string& schedule, const models:
   for (std::size_t k = 5; k < 8; ++k) counts[k] -= 1;
   setup.split = planner::split_from_counts(counts, 61);
   const models::ModelConfig model = models::load_model("deepseek-v3");
-  return planner::simulate_model(models::expand_layers(model, shape), hardware, setup);
+  return planner::simulate_model(models::expand_layers(model, shape), hardware, setup, options);
 }
 
 double busy_sum(const planner::ModelSimulation& run) {
@@ -87,19 +92,47 @@ TEST(MoePipeline, DualPipeVHidesTheAllToAllThat1F1BExposes) {
   EXPECT_NEAR(gain_free, idle(one_free) - idle(dual_free), 1e-9 * one_free.pipeline_s);
 }
 
+TEST(MoePipeline, TheTraceShowsTheAllToAllOnItsOwnTrack) {
+  sim::SimulationOptions options;
+  options.record_timeline = true;
+  const planner::ModelSimulation dual = deepseek_run("DualPipeV", models::load_hardware("h100-sxm"), options);
+  const nlohmann::json trace = nlohmann::json::parse(sim::chrome_trace_json(dual.report));
+  std::size_t tracks = 0, slices = 0;
+  double hidden_us = 0, exposed_us = 0;
+  for (const nlohmann::json& event : trace["traceEvents"]) {
+    if (event["ph"] == "M" && event["name"] == "thread_name" && event["args"]["name"] == "expert all-to-all") {
+      EXPECT_EQ(event["tid"], sim::kExpertCommTid);
+      ++tracks;
+    }
+    if (event["ph"] == "X" && event["cat"] == "expert-comm") {
+      ++slices;
+      hidden_us += event["args"]["hidden_us"].get<double>();
+      exposed_us += event["args"]["exposed_us"].get<double>();
+    }
+  }
+  EXPECT_EQ(tracks, 16u);  // every rank holds MoE layers
+  EXPECT_GT(slices, 0u);
+  // The slices carry the simulation's own account, to the trace's rounding.
+  EXPECT_NEAR(hidden_us, sum(dual.expert_comm_hidden_s) * 1e6, 1e-3 * hidden_us);
+  EXPECT_NEAR(exposed_us, sum(dual.expert_comm_s) * 1e6, 1e-3 * exposed_us + 1);
+}
+
 TEST(MoePipeline, SpanBoundsHoldWithCommunicationPairsHide) {
   std::mt19937 random(7);
   std::uniform_real_distribution<double> time(0.2, 2.0), share(0.0, 1.0);
   int checked = 0;
   for (const sim::ScheduleFamily& family : sim::schedule_families()) {
     for (const auto& [p, m] : {std::pair{2, 6}, std::pair{4, 8}, std::pair{4, 16}}) {
-      sim::Schedule schedule;
+      sim::Schedule plain;
       try {
-        schedule = sim::generate_schedule(family.name, {p, m, 0, 0});
+        plain = sim::generate_schedule(family.name, {p, m, 0, 0});
       } catch (const InputError&) {
         continue;
       }
-      for (int trial = 0; trial < 5; ++trial) {
+      sim::Schedule paired = plain;
+      if (sim::pairs_forward_backward(family.name)) sim::pair_forward_backward(paired);
+      for (int trial = 0; trial < 10; ++trial) {
+        const sim::Schedule& schedule = trial % 2 == 0 ? plain : paired;
         sim::PipelineCosts costs;
         costs.hidden_comm_slowdown = 0.12;
         for (int stage = 0; stage < schedule.stages; ++stage) {
@@ -115,7 +148,75 @@ TEST(MoePipeline, SpanBoundsHoldWithCommunicationPairsHide) {
       }
     }
   }
-  EXPECT_GT(checked, 50);
+  EXPECT_GT(checked, 100);
+}
+
+TEST(MoePipeline, PairingIsMegatronsCombined1F1B) {
+  // Interleaved 1F1B's steady state runs F(j) of one chunk, then B(i) of
+  // another micro-batch: each such forward becomes an overlapped pair with
+  // the backward after it, the order left as it was; one micro-batch's F and
+  // B never pair. Every shape the search may pair runs to its end
+  // (validation finds no cycle), and some pairs are made in each.
+  EXPECT_TRUE(sim::pairs_forward_backward("Interleaved1F1B"));
+  EXPECT_FALSE(sim::pairs_forward_backward("1F1B"));
+  int shapes = 0;
+  for (int p : {2, 3, 4, 8}) {
+    for (int v : {2, 3, 4}) {
+      for (int m : {p, p + 1, 2 * p, 3 * p + 1, 4 * p}) {
+        sim::Schedule plain;
+        try {
+          plain = sim::generate_schedule("Interleaved1F1B", {p, m, v, 0});
+        } catch (const InputError&) {
+          continue;
+        }
+        sim::Schedule paired = plain;
+        sim::pair_forward_backward(paired);
+        int pairs = 0;
+        for (auto& actions : paired.actions) {
+          for (std::size_t k = 0; k < actions.size(); ++k) {
+            if (!actions[k].overlapped) continue;
+            ++pairs;
+            ASSERT_LT(k + 1, actions.size());
+            EXPECT_EQ(actions[k].kind, sim::OpKind::kForward);
+            EXPECT_TRUE(sim::produces_input_grad(actions[k + 1].kind));
+            EXPECT_NE(actions[k].microbatch, actions[k + 1].microbatch);
+            actions[k].overlapped = false;
+          }
+        }
+        EXPECT_EQ(paired.actions, plain.actions) << "the order changed";
+        if (m >= 2 * p) {
+          EXPECT_GT(pairs, 0) << p << " " << v << " " << m;
+        }
+        sim::pair_forward_backward(paired);
+        sim::PipelineCosts costs;
+        for (int stage = 0; stage < paired.stages; ++stage) costs.stages.push_back({1, 2, 0, 0, 0, 0, 0, 0.5, 1.0});
+        costs.static_bytes.assign(static_cast<std::size_t>(p), 0);
+        EXPECT_NO_THROW(sim::simulate(paired, costs, sim::Topology{})) << p << " " << v << " " << m;
+        ++shapes;
+      }
+    }
+  }
+  EXPECT_GT(shapes, 30);
+}
+
+TEST(MoePipeline, DeepEpCrossesTheNetworkOncePerNodeReached) {
+  // Qwen3-235B-A22B on ep 32 over 4 nodes: 128 experts, 32 a node, top 8.
+  // A node is missed with probability C(96, 8) / C(128, 8).
+  double missed = 1;
+  for (int i = 0; i < 8; ++i) missed *= (96.0 - i) / (128.0 - i);
+  EXPECT_NEAR(models::remote_nodes_reached(128, 8, 4), 3 * (1 - missed), 1e-12);
+  EXPECT_EQ(models::remote_nodes_reached(128, 8, 1), 0);
+  // One expert a token: it leaves its node with probability 3/4.
+  EXPECT_NEAR(models::remote_nodes_reached(128, 1, 4), 0.75, 1e-12);
+  const models::HardwareConfig h100 = models::load_hardware("h100-sxm");
+  const models::CollectiveWork call{models::CollectiveKind::kAllToAll, 8e8, 1, 8, 128};
+  // The network carries 1e8 bytes a copy's worth times the nodes reached;
+  // NVLink 7/8 of the copies at the same time; the slower sets the time.
+  const double inter = 1e8 * 3 * (1 - missed) / 45e9, intra = 8e8 * 7 / 8 / 360e9;
+  EXPECT_NEAR(models::deepep_s(call, 32, 1, h100), std::max(inter, intra) + 3 * 5e-6 + 7 * 3e-6, 1e-12);
+  EXPECT_LT(models::deepep_s(call, 32, 1, h100), models::all_to_all_s(8e8, 32, 1, h100));
+  // Within a node it is the all-to-all.
+  EXPECT_DOUBLE_EQ(models::deepep_s(call, 8, 1, h100), models::all_to_all_s(8e8, 8, 1, h100));
 }
 
 planner::PlanRequest deepseek_request(int gpus, int global_batch) {

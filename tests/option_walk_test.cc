@@ -132,6 +132,8 @@ const Args kSimulate{
     {"etp", "--etp 2"},
     {"moe-load-imbalance", "--moe-load-imbalance 1.5"},
     {"moe-capacity-factor", "--moe-capacity-factor 0.5"},
+    {"moe-dispatcher", "--moe-dispatcher deepep"},
+    {"moe-a2a-overlap", "--moe-a2a-overlap"},
     {"zero", "--zero 1"},
     {"overlap-grad-reduce", "--overlap-grad-reduce"},
     {"overlap-param-gather", "--overlap-param-gather"},
@@ -173,10 +175,12 @@ TEST(OptionWalk, SimulateAModel) {
 }
 
 TEST(OptionWalk, SimulateAMixtureOfExperts) {
+  // Eight experts over ep 8 with etp 2: the EP group spans 16 GPUs, two nodes.
   walk({"moe",
         "simulate",
-        "--model mixtral-8x7b --hardware h100-sxm -p 4 -m 8 --seq 2048 --tp 2 --dp 2",
-        {{"ep", "--ep 2 --sequence-parallel"}, {"etp", "--etp 1 --sequence-parallel"}}},
+        "--model mixtral-8x7b --hardware h100-sxm -p 4 -m 8 --seq 2048 --tp 2 --dp 8 --sequence-parallel --ep 8 "
+        "--etp 2",
+        {{"sequence-parallel", "--no-sequence-parallel"}, {"ep", "--ep 4"}, {"etp", "--etp 1"}}},
        kSimulate);
 }
 
@@ -230,6 +234,8 @@ TEST(OptionWalk, Plan) {
          {"etp", "--etp 2"},
          {"moe-load-imbalance", "--moe-load-imbalance 1.5"},
          {"moe-capacity-factor", "--moe-capacity-factor 1"},
+         {"moe-dispatcher", "--moe-dispatcher deepep"},
+         {"moe-a2a-overlap", "--moe-a2a-overlap"},
          {"sequence-parallel", "--no-sequence-parallel"},
          {"zero", "--zero 0"},
          {"overlap-grad-reduce", "--overlap-grad-reduce"},

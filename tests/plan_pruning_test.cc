@@ -136,6 +136,14 @@ TEST(PlanPruning, BoundsHoldForEveryCandidate) {
       SearchTally tally;
       evaluator.enumerate_group(g, pending, tally);
       unfitted.insert(unfitted.end(), tally.unfitted.begin(), tally.unfitted.end());
+      if (tally.deferred) {
+        // Its weights alone are over the cap: enumerated in full, nothing of it fits.
+        std::vector<PendingCandidate> none;
+        SearchTally all;
+        evaluator.enumerate_group(g, none, all, false);
+        EXPECT_TRUE(none.empty()) << problem.label;
+        unfitted.insert(unfitted.end(), all.unfitted.begin(), all.unfitted.end());
+      }
       for (PendingCandidate& candidate : pending) {
         // Bounds for any split, then for the split chosen: each below the next.
         EXPECT_FALSE(candidate.split_chosen);

@@ -1,12 +1,12 @@
 #include "sim/output/chrome_trace.h"
 
+#include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/error.h"
 
@@ -78,6 +78,7 @@ std::vector<std::set<int>> transfer_threads(const Timeline& timeline, int ranks)
 }
 
 std::string thread_name(int tid) {
+  if (tid >= kExpertCommTid) return "expert all-to-all";
   if (tid >= kRecvTidBase) return "recv from rank " + std::to_string(tid - kRecvTidBase);
   if (tid >= kSendTidBase) return "send to rank " + std::to_string(tid - kSendTidBase);
   return "compute";
@@ -90,6 +91,11 @@ void add_metadata(const SimulationReport& report, Json& events) {
     events.push_back(metadata("process_sort_index", rank, 0, {{"sort_index", rank}}));
     std::set<int> tids = threads[static_cast<std::size_t>(rank)];
     tids.insert(kComputeTid);
+    const auto& computes = report.timeline->computes;
+    if (std::any_of(computes.begin(), computes.end(),
+                    [&](const ComputeRecord& record) { return record.rank == rank && record.comm_s > 0; })) {
+      tids.insert(kExpertCommTid);
+    }
     for (int tid : tids) {
       events.push_back(metadata("thread_name", rank, tid, {{"name", thread_name(tid)}}));
       events.push_back(metadata("thread_sort_index", rank, tid, {{"sort_index", tid}}));
@@ -103,6 +109,17 @@ void add_computes(const Timeline& timeline, Json& events) {
                        span_of(record.start_s, record.end_s));
     event["cname"] = colour_of(record.action.kind);
     event["args"] = {{"stage", record.action.stage}, {"microbatch", record.action.microbatch}};
+    events.push_back(std::move(event));
+  }
+}
+
+void add_expert_comm(const Timeline& timeline, Json& events) {
+  for (const ComputeRecord& record : timeline.computes) {
+    if (record.comm_s <= 0) continue;
+    Json event = slice("all-to-all " + to_string(record.action), "expert-comm", record.rank, kExpertCommTid,
+                       span_of(record.start_s, record.start_s + record.comm_s));
+    event["args"] = {{"exposed_us", to_us(record.comm_s - record.hidden_comm_s)},
+                     {"hidden_us", to_us(record.hidden_comm_s)}};
     events.push_back(std::move(event));
   }
 }
@@ -177,6 +194,7 @@ std::string chrome_trace_json(const SimulationReport& report) {
   add_metadata(report, events);
   add_computes(*report.timeline, events);
   add_comm_waits(*report.timeline, events);
+  add_expert_comm(*report.timeline, events);
   add_transfers(*report.timeline, events);
   add_memory(*report.timeline, events);
   Json trace = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}, {"otherData", summary(report)}};

@@ -14,9 +14,12 @@ namespace pipeplan::sim {
 inline constexpr int kComputeTid = 0;
 inline constexpr int kSendTidBase = 1000;  // + destination rank
 inline constexpr int kRecvTidBase = 2000;  // + source rank
+inline constexpr int kExpertCommTid = 3000;  // a mixture of experts' all-to-all
 
 // One process per rank (pid = rank): compute slices coloured by kind,
-// blocking comm waits, transfers on both ends joined by flow arrows, and an
+// blocking comm waits, transfers on both ends joined by flow arrows, the
+// all-to-all each pass carries on a track of its own (from the pass's
+// start, for as long as it lasts, with what its overlapped pair hid), and an
 // activation-memory counter. Deterministic. Throws InputError when the
 // report has no timeline (simulate with record_timeline).
 std::string chrome_trace_json(const SimulationReport& report);
