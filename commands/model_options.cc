@@ -168,7 +168,8 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.fp8 = options.runtime.fp8;
   shape.moe_a2a_overlap = options.runtime.moe_a2a_overlap;
   shape.ep = options.ep;
-  shape.etp = options.etp;
+  if (options.etp && *options.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *options.etp));
+  shape.etp = options.etp.value_or(0);
   options.routing.apply_to(shape);
   models::check_expert_parallel(model, shape);
   check_overlap_flags(shape);

@@ -35,7 +35,7 @@ struct ShapeOptions {
   bool allow_long_context = false;
   models::RuntimeFlags runtime;
   int ep = 1;
-  int etp = 0;  // 0: as t
+  std::optional<int> etp;  // not given: as t
   RoutingOptions routing;
 };
 

@@ -108,8 +108,11 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
 std::string heading(const ModelRun& run, int gpus, const std::string& after_tokens) {
   const models::TrainingShape& shape = run.setup.shape;
   return fmt::format(
-      "{} on {} x {}, t={}{} p={} d={}{}, micro-batch {} x {} tokens{}, recompute {}{}\n", run.model.name, gpus,
+      "{} on {} x {}, t={}{} p={} d={}{}{}, micro-batch {} x {} tokens{}, recompute {}{}\n", run.model.name, gpus,
       run.hardware.name, shape.tp, shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
+      run.model.moe.enabled() ? fmt::format(" ep={} etp={}{}", shape.ep, shape.expert_tp(),
+                                            shape.moe_dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
+                              : "",
       shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
       shape.micro_batch_size, shape.seq_len, after_tokens, models::recompute_name(shape.recompute),
       shape.fp8 ? ", fp8" : "");
@@ -130,6 +133,10 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["cp"] = shape.cp;
   output.json["pp"] = setup.pp;
   output.json["dp"] = shape.dp;
+  output.json["ep"] = shape.ep;
+  output.json["etp"] = shape.expert_tp();
+  output.json["moe_dispatcher"] = models::moe_dispatcher_name(shape.moe_dispatcher);
+  output.json["moe_a2a_overlap"] = shape.moe_a2a_overlap;
   output.json["zero"] = static_cast<int>(shape.zero);
   output.json["micro_batch_size"] = shape.micro_batch_size;
   output.json["seq"] = shape.seq_len;
@@ -223,7 +230,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("cp")) shape.cp = given_shape.cp;
   if (has("dp")) shape.dp = given_shape.dp;
   if (has("ep")) shape.ep = given_shape.ep;
-  if (has("etp")) shape.etp = given_shape.etp;
+  if (has("etp")) {
+    if (*given_shape.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *given_shape.etp));
+    shape.etp = *given_shape.etp;
+  }
   const RoutingOptions& routing = given_shape.routing;
   if (has("moe-load-imbalance")) shape.moe_load_imbalance = routing.load_imbalance;
   if (has("moe-capacity-factor")) shape.moe_capacity_factor = routing.capacity_factor;

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "common/error.h"
 
 namespace pipeplan::models {
@@ -26,6 +29,21 @@ std::vector<int> expert_parallel_sizes(const ModelConfig& model, const TrainingS
     if (folded % (ep * shape.expert_tp()) == 0) sizes.push_back(ep);
   }
   return sizes;
+}
+
+void check_routing(const ModelConfig& model, double load_imbalance, double capacity_factor) {
+  // The busiest rank gets at most every token once per expert it holds.
+  const double most = static_cast<double>(model.moe.experts) / std::max(1, model.moe.top_k);
+  if (!(load_imbalance >= 1 && load_imbalance <= most)) {
+    throw InputError(
+        fmt::format("--moe-load-imbalance must be between 1 (balanced) and {} (experts / top-k: "
+                    "every token on the busiest rank), got {}",
+                    most, load_imbalance));
+  }
+  if (!(capacity_factor >= 0 && std::isfinite(capacity_factor))) {
+    throw InputError(
+        fmt::format("--moe-capacity-factor must be > 0 (or 0: no token dropping), got {}", capacity_factor));
+  }
 }
 
 void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape) {
@@ -82,15 +100,11 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
         "--moe-dispatcher deepep routes tokens between the ranks of the expert-parallel group: with "
         "--ep 1 there is none; drop it or raise --ep");
   }
-  if (!(shape.moe_load_imbalance >= 1)) {
+  check_routing(model, shape.moe_load_imbalance, shape.moe_capacity_factor);
+  if (shape.moe_load_imbalance != 1.0 && shape.ep == 1) {
     throw InputError(
-        fmt::format("--moe-load-imbalance must be >= 1 (the busiest expert's tokens over the "
-                    "average; 1 = balanced), got {}",
-                    shape.moe_load_imbalance));
-  }
-  if (!(shape.moe_capacity_factor >= 0)) {
-    throw InputError(
-        fmt::format("--moe-capacity-factor must be > 0 (or 0: no token dropping), got {}", shape.moe_capacity_factor));
+        "--moe-load-imbalance is the busiest expert-parallel rank's share: with --ep 1 every rank runs "
+        "every expert on its own tokens; drop it or raise --ep");
   }
 }
 

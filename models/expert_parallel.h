@@ -18,6 +18,10 @@ namespace pipeplan::models {
 // below 1 or a negative capacity factor.
 void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape);
 
+// A model with experts' routing: the load imbalance within 1 .. experts /
+// top-k, a finite capacity factor >= 0 (0: none). Throws InputError.
+void check_routing(const ModelConfig& model, double load_imbalance, double capacity_factor);
+
 // The ep values the shape's t x c x d and etp allow for the model's experts
 // (1 alone for a dense model), ascending.
 std::vector<int> expert_parallel_sizes(const ModelConfig& model, const TrainingShape& shape);

@@ -48,6 +48,7 @@ struct BlockCost {
   // a reduce-scatter after it with sequence parallelism, else an all-reduce
   // after it; none for routed experts, whose tokens travel by expert_collectives.
   int tp_collectives = 1;
+  double excess_flops = 0;                         // forward GEMM FLOPs beyond the average expert load
   std::vector<CollectiveWork> expert_collectives;  // forward
   std::vector<AttentionWork> attention;  // forward attention core on this rank
 

@@ -279,6 +279,7 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   layer.active_params = attention.params + mlp.active_params;
   layer.params_per_rank = attention.params_per_rank + mlp.params_per_rank;
   layer.expert_params_per_rank = mlp.expert_params_per_rank;
+  layer.excess_flops = mlp.excess_flops;
   // Norm weights (and a router) are among them, a few per million of a block's.
   if (shape.fp8) layer.fp8_weight_copy_bytes = 2 * layer.params_per_rank;
   layer.forward = block_forward(model, attention, mlp, shape);
@@ -311,7 +312,8 @@ double flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shap
   double total = 0;
   for (const LayerCost& layer : layers.layers) {
     total += layer.forward.flops() + layer.backward_input.flops() + layer.backward_weight.flops();
-    if (!recompute) total -= layer.recompute_flops;
+    // Model FLOPs: no recomputation, and every token at its experts' average load.
+    if (!recompute) total -= layer.recompute_flops + 3 * layer.excess_flops;
   }
   return total * shape.tp * shape.cp;  // every rank does 1/(t c) of the work
 }

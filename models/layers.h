@@ -131,6 +131,10 @@ struct LayerCost {
   PassWork backward_input;   // input gradients, plus the recomputed forward if any
   PassWork backward_weight;  // weight gradients
   double recompute_flops = 0;  // of backward_input: the recomputed forward
+  // Of the forward's GEMM FLOPs (and as many in I and in W): what the busiest
+  // expert-parallel rank runs beyond the average (models::TrainingShape::
+  // expert_load), which model FLOPs leave out.
+  double excess_flops = 0;
 
   // Zero Bubble's accounting, per micro-batch on one tensor-parallel rank.
   std::int64_t activation_bytes = 0;   // M_B: kept from F until the input-gradient pass

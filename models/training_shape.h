@@ -45,9 +45,10 @@ struct TrainingShape {
   // t x c x d ranks fold into etp x ep x (expert data-parallel) ranks.
   int ep = 1;
   int etp = 0;
-  // Tokens the busiest expert receives over the average (1: Megatron's
-  // force-balanced routing); a capacity factor above 0 drops what exceeds
-  // that many times the average.
+  // Tokens the busiest expert-parallel rank receives over the average (1:
+  // Megatron's force-balanced routing; at most experts / top_k, all the
+  // tokens); a capacity factor above 0 drops what exceeds that many times an
+  // expert's average.
   double moe_load_imbalance = 1.0;
   double moe_capacity_factor = 0;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
@@ -90,9 +91,13 @@ struct TrainingShape {
   // Ranks holding the same experts: t x c x d / (ep x etp), each expert
   // layer's gradients reduced and its optimizer sharded over them.
   int expert_replicas() const { return std::max(1, tp * cp * dp / (ep * expert_tp())); }
-  // The busiest expert's tokens over the average.
+  // The busiest expert-parallel rank's tokens over the average: the load
+  // imbalance across ep > 1 ranks (with ep 1 every rank runs every expert on
+  // its own tokens), capped by the capacity factor, which also drops tokens
+  // from balanced experts below 1.
   double expert_load() const {
-    return moe_capacity_factor > 0 ? std::min(moe_load_imbalance, moe_capacity_factor) : moe_load_imbalance;
+    const double busiest = ep > 1 ? moe_load_imbalance : 1.0;
+    return moe_capacity_factor > 0 ? std::min(busiest, moe_capacity_factor) : busiest;
   }
   // Ranks holding the same weights of a stage: the data-parallel replicas
   // and, within each, the context-parallel ranks (Megatron reduces gradients

@@ -66,7 +66,7 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.dp = group.dp;
   shape.ep = group.ep;
   shape.etp = group.etp;
-  shape.moe_load_imbalance = request.moe_load_imbalance;
+  shape.moe_load_imbalance = group.ep > 1 ? request.moe_load_imbalance : 1.0;
   shape.moe_capacity_factor = request.moe_capacity_factor;
   // DeepEP routes across an expert-parallel group; with ep 1 there is none.
   shape.moe_dispatcher = group.ep > 1 ? request.moe_dispatcher : models::MoeDispatcher::kAllToAll;
@@ -214,7 +214,8 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.runtime = layers.shape.runtime();
   // The all-to-all overlap applies to the schedules that pair.
   candidate.runtime.moe_a2a_overlap =
-      candidate.runtime.moe_a2a_overlap && sim::pairs_forward_backward(sim::find_schedule_family(choice.name).name);
+      candidate.runtime.moe_a2a_overlap &&
+      sim::pairs_forward_backward(sim::find_schedule_family(choice.name).name, choice.virtual_stages);
   take_figures(simulation, candidate);
   return candidate;
 }

@@ -7,6 +7,8 @@
 
 #include "common/error.h"
 #include "models/expert_parallel.h"
+#include "sim/generators/registry.h"
+#include "sim/pass_pairing.h"
 
 namespace pipeplan::planner {
 
@@ -23,11 +25,12 @@ void check_fixed_experts(const PlanRequest& request) {
     models::check_expert_parallel(model, shape);
     return;
   }
-  // The shape-free checks, as every candidate's expansion makes them.
+  // The shape-free checks, as every candidate's expansion makes them; the
+  // imbalance applies to the candidates with ep > 1.
+  models::check_routing(model, request.moe_load_imbalance, request.moe_capacity_factor);
   models::TrainingShape shape;
-  shape.moe_load_imbalance = request.moe_load_imbalance;
-  shape.moe_capacity_factor = request.moe_capacity_factor;
   shape.ep = request.ep.value_or(1);
+  if (request.ep) shape.moe_load_imbalance = request.moe_load_imbalance;
   if (request.etp && *request.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *request.etp));
   if (shape.ep >= 1 && model.moe.experts % shape.ep != 0) {
     std::vector<int> valid;
@@ -40,6 +43,10 @@ void check_fixed_experts(const PlanRequest& request) {
   shape.tp = shape.etp = request.etp.value_or(1);
   shape.dp = shape.ep * shape.etp;
   shape.sequence_parallel = true;
+  if (request.runtime.moe_a2a_overlap && request.schedule) {
+    sim::check_pairs_forward_backward(sim::find_schedule_family(*request.schedule).name,
+                                      request.virtual_stages.value_or(0));
+  }
   // DeepEP applies where ep > 1; a fixed --ep 1 leaves it nothing to route.
   if (request.ep) shape.moe_dispatcher = request.moe_dispatcher;
   models::check_expert_parallel(model, shape);
@@ -61,7 +68,7 @@ std::vector<ExpertLayout> expert_layouts(const PlanRequest& request, int t, int 
   std::vector<ExpertLayout> layouts;
   for (int etp : etps) {
     if (t % etp != 0) {
-      ++rejected["expert tensor parallel does not divide t"];
+      ++rejected[kEtpNotDividing];
       continue;
     }
     models::TrainingShape shape;
@@ -73,9 +80,9 @@ std::vector<ExpertLayout> expert_layouts(const PlanRequest& request, int t, int 
     const std::vector<int> eps = request.ep ? std::vector<int>{*request.ep} : sizes;
     for (int ep : eps) {
       if (std::find(sizes.begin(), sizes.end(), ep) == sizes.end()) {
-        ++rejected["ep x etp does not divide t x c x d"];
+        ++rejected[kEpNotFolding];
       } else if (!dispatched && (ep > 1 || etp != t)) {
-        ++rejected["expert parallelism without sequence parallelism"];
+        ++rejected[kEpWithoutSequenceParallel];
       } else {
         layouts.push_back({ep, etp});
       }

@@ -12,6 +12,11 @@
 
 namespace pipeplan::planner {
 
+// The reasons expert_layouts counts.
+inline constexpr const char* kEpNotFolding = "ep x etp does not divide t x c x d";
+inline constexpr const char* kEtpNotDividing = "expert tensor parallel does not divide t";
+inline constexpr const char* kEpWithoutSequenceParallel = "expert parallelism without sequence parallelism";
+
 struct ExpertLayout {
   int ep = 1;
   int etp = 0;  // 0: as t (a dense model's only layout)

@@ -282,7 +282,7 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
 
 sim::Schedule run_schedule(std::string_view name, sim::PipelineShape shape, bool moe_a2a_overlap) {
   sim::Schedule schedule = sim::generate_schedule(name, shape);
-  if (moe_a2a_overlap && sim::pairs_forward_backward(sim::find_schedule_family(name).name)) {
+  if (moe_a2a_overlap && sim::pairs_forward_backward(sim::find_schedule_family(name).name, schedule.virtual_stages())) {
     sim::pair_forward_backward(schedule);
   }
   return schedule;
@@ -309,16 +309,12 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
     throw InputError("--explain divides the time model's figures into their terms, and measured times (--profile) "
                      "have none: drop one of them");
   }
-  if (setup.shape.moe_a2a_overlap && !sim::pairs_forward_backward(sim::find_schedule_family(setup.schedule).name)) {
-    throw InputError(
-        fmt::format("--moe-a2a-overlap pairs the steady state of Interleaved1F1B, not {}, as "
-                    "Megatron-LM runs it with virtual stages only; drop it or use Interleaved1F1B "
-                    "(DualPipeV pairs its own passes)",
-                    setup.schedule));
-  }
   const sim::Schedule schedule =
       run_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size},
                    setup.shape.moe_a2a_overlap);
+  if (setup.shape.moe_a2a_overlap) {
+    sim::check_pairs_forward_backward(sim::find_schedule_family(setup.schedule).name, schedule.virtual_stages());
+  }
   StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
   models::ModelLayers costed = layers;
   std::optional<ProfiledCosts> profiled;

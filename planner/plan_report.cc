@@ -20,6 +20,10 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"cp", c.cp},
           {"pp", c.pp},
           {"dp", c.dp},
+          {"ep", c.ep},
+          {"etp", c.etp > 0 ? c.etp : c.tp},
+          {"moe_dispatcher", std::string(models::moe_dispatcher_name(c.moe_dispatcher))},
+          {"moe_a2a_overlap", c.runtime.moe_a2a_overlap},
           {"micro_batch_size", c.micro_batch_size},
           {"microbatches", c.microbatches},
           {"schedule", c.schedule},
@@ -126,8 +130,11 @@ std::string plan_report_text(const PlanReport& report) {
       format_bytes(report.search.memory_cap_bytes), report.search.candidates_evaluated,
       report.search.search_time_s, report.search.candidates_pruned, rejected_text(report.search));
   for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
-  text += fmt::format("best: t={}{} p={} d={}{}, micro-batch {} x {}, {} (v={}), recompute {}{}, split {}\n", plan.tp,
+  text += fmt::format("best: t={}{} p={} d={}{}{}, micro-batch {} x {}, {} (v={}), recompute {}{}, split {}\n", plan.tp,
                       plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp, plan.dp,
+                      plan.etp > 0 ? fmt::format(" ep={} etp={}{}", plan.ep, plan.etp,
+                                                 plan.moe_dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
+                                   : "",
                       plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "",
                       plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
                       models::recompute_name(plan.recompute), plan.runtime.fp8 ? ", fp8" : "",

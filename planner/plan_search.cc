@@ -189,8 +189,8 @@ void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate) {
 
 // A framework flag asked for that the best plan cannot use is said, not
 // dropped in silence.
-void add_runtime_warnings(const models::RuntimeFlags& asked, const PlanCandidate& best,
-                          std::vector<std::string>& warnings) {
+void add_runtime_warnings(const PlanRequest& request, const PlanCandidate& best, std::vector<std::string>& warnings) {
+  const models::RuntimeFlags& asked = request.runtime;
   // Why the data-parallel overlaps do not apply to this plan.
   std::string sync_reason = "it has d x c = 1: no data-parallel sync";
   if (best.dp * best.cp > 1) {
@@ -203,7 +203,15 @@ void add_runtime_warnings(const models::RuntimeFlags& asked, const PlanCandidate
       {asked.overlap_grad_reduce, best.runtime.overlap_grad_reduce, "--overlap-grad-reduce (" + sync_reason + ")"},
       {asked.overlap_param_gather, best.runtime.overlap_param_gather, "--overlap-param-gather (" + gather_reason + ")"},
       {asked.tp_comm_overlap, best.runtime.tp_comm_overlap,
-       "--tp-comm-overlap (it needs t > 1 with sequence parallelism)"}};
+       "--tp-comm-overlap (it needs t > 1 with sequence parallelism)"},
+      {asked.moe_a2a_overlap, best.runtime.moe_a2a_overlap,
+       fmt::format(
+           "--moe-a2a-overlap (it pairs Interleaved1F1B's passes with v >= 2; the best plan runs {} with v = {})",
+           best.schedule, best.virtual_stages)},
+      {request.moe_dispatcher == models::MoeDispatcher::kDeepEp, best.moe_dispatcher == models::MoeDispatcher::kDeepEp,
+       "--moe-dispatcher deepep (it routes across an expert-parallel group; the best plan has ep 1)"},
+      {request.moe_load_imbalance != 1.0, best.ep > 1,
+       "--moe-load-imbalance (it is the busiest expert-parallel rank's share; the best plan has ep 1)"}};
   for (const auto& [asked_for, applied, name] : flags) {
     if (asked_for && !applied) warnings.push_back(fmt::format("{} does not apply to the best plan", name));
   }
@@ -274,7 +282,7 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   }
   result.ranked = pruner.ranked();
   result.pareto = pruner.front();
-  if (!result.ranked.empty()) add_runtime_warnings(request.runtime, result.ranked.front(), result.warnings);
+  if (!result.ranked.empty()) add_runtime_warnings(request, result.ranked.front(), result.warnings);
   // With nothing under the cap, the closest the memory partitioner came,
   // the groups whose weights alone were over it included.
   if (result.ranked.empty()) {

@@ -130,16 +130,25 @@ void check_fixed_choices(const PlanRequest& request) {
 }
 
 // Why no group was left: the fixed micro-batch size, or the combination.
-[[noreturn]] void explain_no_layout(const PlanRequest& request, const std::vector<int>& replica_batches) {
+[[noreturn]] void explain_no_layout(const PlanRequest& request, const std::vector<int>& replica_batches,
+                                    const std::map<std::string, std::size_t>& rejected) {
   if (request.micro_batch_size && !replica_batches.empty()) {
     throw InputError(fmt::format("--micro-batch-size {} divides no batch per replica: --global-batch {} over the "
                                  "data-parallel sizes left gives {} sequences per replica",
                                  *request.micro_batch_size, request.global_batch, fmt::join(replica_batches, ", ")));
   }
+  // The expert axis's own reasons, when it left nothing.
+  std::vector<std::string> experts;
+  for (const char* reason : {kEpNotFolding, kEtpNotDividing, kEpWithoutSequenceParallel}) {
+    if (const auto found = rejected.find(reason); found != rejected.end()) {
+      experts.push_back(fmt::format("{} ({})", reason, found->second));
+    }
+  }
   throw InputError(fmt::format(
-      "no tensor x pipeline x data layout divides {} GPUs with a global batch of {} (and the fixed choices): pick "
+      "no tensor x pipeline x data layout divides {} GPUs with a global batch of {} (and the fixed choices){}: pick "
       "a GPU count and batch with common factors, or relax --tp/--pp/--dp/--micro-batch-size (and --ep/--etp)",
-      request.gpus, request.global_batch));
+      request.gpus, request.global_batch,
+      experts.empty() ? "" : fmt::format("; expert layouts left out: {}", fmt::join(experts, ", "))));
 }
 
 std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, std::size_t>& rejected) {
@@ -185,7 +194,7 @@ SearchSpace::SearchSpace(const PlanRequest& request) {
   }
   std::sort(replica_batches.begin(), replica_batches.end());
   replica_batches.erase(std::unique(replica_batches.begin(), replica_batches.end()), replica_batches.end());
-  if (groups_.empty()) explain_no_layout(request, replica_batches);
+  if (groups_.empty()) explain_no_layout(request, replica_batches, rejected_);
 }
 
 void SearchSpace::add_groups(const PlanRequest& request, int t, int c, std::vector<int>& replica_batches) {

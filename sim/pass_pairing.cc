@@ -1,7 +1,10 @@
 #include "sim/pass_pairing.h"
 
+#include <fmt/format.h>
+
 #include <vector>
 
+#include "common/error.h"
 #include "sim/action_index.h"
 #include "sim/dependency_graph.h"
 
@@ -15,7 +18,18 @@ struct Pairing {
 
 }  // namespace
 
-bool pairs_forward_backward(std::string_view family) { return family == "Interleaved1F1B"; }
+bool pairs_forward_backward(std::string_view family, int virtual_stages) {
+  return family == "Interleaved1F1B" && virtual_stages >= 2;
+}
+
+void check_pairs_forward_backward(std::string_view family, int virtual_stages) {
+  if (pairs_forward_backward(family, virtual_stages == 0 ? 2 : virtual_stages)) return;
+  throw InputError(
+      fmt::format("--moe-a2a-overlap pairs the steady state of Interleaved1F1B with 2 or more stages per "
+                  "rank (as Megatron-LM runs it), not {}{}; drop it or use Interleaved1F1B with "
+                  "--virtual 2 or more (DualPipeV pairs its own passes)",
+                  family, virtual_stages > 0 ? fmt::format(" with v = {}", virtual_stages) : ""));
+}
 
 void pair_forward_backward(Schedule& schedule) {
   std::vector<Pairing> made;

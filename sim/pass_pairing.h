@@ -10,12 +10,16 @@
 
 namespace pipeplan::sim {
 
-// Whether a schedule of `family` pairs so: Megatron's interleaved 1F1B,
-// whose steady state runs F(j) of one chunk right before B(i) of another.
+// Whether a schedule of `family` with `virtual_stages` chunks per rank
+// pairs so: Megatron's interleaved 1F1B with v >= 2, whose steady state runs
+// F(j) of one chunk right before B(i) of another.
 // Megatron runs the overlap with virtual pipeline stages only; on plain
 // 1F1B each forward is followed by its own micro-batch's backward on the
 // last stage, and a pair there waits on the stage before's.
-bool pairs_forward_backward(std::string_view family);
+bool pairs_forward_backward(std::string_view family, int virtual_stages);
+// Throws InputError unless a schedule of `family` with `virtual_stages`
+// (0: not given) pairs so, naming --moe-a2a-overlap.
+void check_pairs_forward_backward(std::string_view family, int virtual_stages);
 
 // Makes each forward followed on its rank by an input-gradient pass (B or I)
 // of another micro-batch one overlapped pair, left to right; pairs already

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "common/error.h"
@@ -65,6 +66,16 @@ TEST(ExpertParallel, TokensPerExpertMakeOneGroupedGemmPerMatrix) {
   // A capacity factor drops what is over it.
   skewed.moe_capacity_factor = 1.1;
   EXPECT_DOUBLE_EQ(grouped(moe_layer(expand_layers(model, skewed)).forward)[0].m, 512 * 1.1);
+  // Model FLOPs count every token at the average load: the busiest rank's
+  // excess is time, not useful work.
+  skewed.moe_capacity_factor = 0;
+  EXPECT_NEAR(model_flops_per_microbatch(expand_layers(model, skewed), skewed) /
+                  model_flops_per_microbatch(expand_layers(model, deepseek_shape(8, 1)), deepseek_shape(8, 1)),
+              1.0, 1e-12);
+  skewed.recompute = Recompute::kFull;
+  EXPECT_NEAR(model_flops_per_microbatch(expand_layers(model, skewed), skewed) /
+                  model_flops_per_microbatch(expand_layers(model, deepseek_shape(8, 1)), deepseek_shape(8, 1)),
+              1.0, 1e-12);
 }
 
 TEST(ExpertParallel, AllToAllBytesAreHiddenTimesTopKEachWay) {
@@ -197,9 +208,18 @@ TEST(ExpertParallel, RefusesLayoutsTheFoldingCannotRun) {
   expect_refused(deepseek, shape, "--zero 2 shards over the d x c weight replicas");
   shape = deepseek_shape(8, 1);
   shape.moe_load_imbalance = 0.9;
-  expect_refused(deepseek, shape, "--moe-load-imbalance must be >= 1");
+  expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1 (balanced) and 32");
+  shape.moe_load_imbalance = 33;  // 256 experts / top-8: all the tokens on one rank at most
+  expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1 (balanced) and 32");
+  shape.moe_load_imbalance = std::numeric_limits<double>::infinity();
+  expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1");
+  shape = deepseek_shape(1, 2);
+  shape.moe_load_imbalance = 1.5;
+  expect_refused(deepseek, shape, "with --ep 1 every rank runs every expert");
   shape = deepseek_shape(8, 1);
   shape.moe_capacity_factor = -1;
+  expect_refused(deepseek, shape, "--moe-capacity-factor must be > 0");
+  shape.moe_capacity_factor = std::numeric_limits<double>::infinity();
   expect_refused(deepseek, shape, "--moe-capacity-factor must be > 0");
   TrainingShape dense;
   dense.dp = 8;

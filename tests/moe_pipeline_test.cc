@@ -130,7 +130,7 @@ TEST(MoePipeline, SpanBoundsHoldWithCommunicationPairsHide) {
         continue;
       }
       sim::Schedule paired = plain;
-      if (sim::pairs_forward_backward(family.name)) sim::pair_forward_backward(paired);
+      if (sim::pairs_forward_backward(family.name, plain.virtual_stages())) sim::pair_forward_backward(paired);
       for (int trial = 0; trial < 10; ++trial) {
         const sim::Schedule& schedule = trial % 2 == 0 ? plain : paired;
         sim::PipelineCosts costs;
@@ -157,8 +157,8 @@ TEST(MoePipeline, PairingIsMegatronsCombined1F1B) {
   // the backward after it, the order left as it was; one micro-batch's F and
   // B never pair. Every shape the search may pair runs to its end
   // (validation finds no cycle), and some pairs are made in each.
-  EXPECT_TRUE(sim::pairs_forward_backward("Interleaved1F1B"));
-  EXPECT_FALSE(sim::pairs_forward_backward("1F1B"));
+  EXPECT_TRUE(sim::pairs_forward_backward("Interleaved1F1B", 2));
+  EXPECT_FALSE(sim::pairs_forward_backward("1F1B", 1));
   int shapes = 0;
   for (int p : {2, 3, 4, 8}) {
     for (int v : {2, 3, 4}) {
@@ -276,7 +276,10 @@ TEST(MoePipeline, BadExpertOptionsGetOneLineAndExitTwo) {
   testing::expect_refused(deepseek + "--ep 3", "--ep 3 must divide the 256 experts");
   testing::expect_refused(deepseek + "--tp 2 --etp 4",
                           "--etp 4: the expert tensor-parallel ranks are taken from --tp 2");
-  testing::expect_refused(deepseek + "--moe-load-imbalance 0.5", "--moe-load-imbalance must be >= 1");
+  testing::expect_refused(deepseek + "--moe-load-imbalance 0.5", "--moe-load-imbalance must be between 1");
+  testing::expect_refused(deepseek + "--moe-load-imbalance inf", "--moe-load-imbalance must be between 1");
+  testing::expect_refused(deepseek + "--moe-a2a-overlap --schedule 1F1B", "--moe-a2a-overlap pairs the steady state");
+  testing::expect_refused(deepseek + "--ep 8 --etp 8 --tp 8 --pp 8", "expert layouts left out");
   testing::expect_refused("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --ep 2",
                           "'llama3-8b' is a dense model");
   testing::expect_refused(
