@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "common/error.h"
 
@@ -83,22 +84,36 @@ PairSaving pair_saving(const PipelineCosts& costs, const Action& first, const Ac
   const double compute_a = std::max(0.0, action_duration_s(a, first.kind) - comm_a);
   const double compute_b = std::max(0.0, action_duration_s(b, second.kind) - comm_b);
   const double kept = 1 - costs.hidden_comm_slowdown;
-  return {std::min(comm_a, compute_b) * kept, std::min(comm_b, compute_a) * kept};
+  const double hidden_a = std::min(comm_a, compute_b), hidden_b = std::min(comm_b, compute_a);
+  return {hidden_a * kept, hidden_b * kept, hidden_a, hidden_b};
 }
 
-double paired_saving_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step) {
+namespace {
+
+// The action at `step`'s half of its pair: {time saved, communication hidden}.
+std::pair<double, double> paired_half(const PipelineCosts& costs, const std::vector<Action>& actions,
+                                      std::size_t step) {
   const Action& action = actions[step];
-  if (!is_compute(action.kind)) return 0;
+  if (!is_compute(action.kind)) return {0, 0};
   if (action.overlapped && step + 1 < actions.size() && is_compute(actions[step + 1].kind)) {
-    return pair_saving(costs, action, actions[step + 1]).first_s;
+    const PairSaving pair = pair_saving(costs, action, actions[step + 1]);
+    return {pair.first_s, pair.first_hidden_s};
   }
-  if (step > 0 && actions[step - 1].overlapped) return pair_saving(costs, actions[step - 1], action).second_s;
-  return 0;
+  if (step > 0 && actions[step - 1].overlapped) {
+    const PairSaving pair = pair_saving(costs, actions[step - 1], action);
+    return {pair.second_s, pair.second_hidden_s};
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+double paired_saving_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step) {
+  return paired_half(costs, actions, step).first;
 }
 
 double paired_hidden_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step) {
-  const double kept = 1 - costs.hidden_comm_slowdown;
-  return kept > 0 ? paired_saving_s(costs, actions, step) / kept : 0;
+  return paired_half(costs, actions, step).second;
 }
 
 }  // namespace pipeplan::sim

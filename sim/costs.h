@@ -66,14 +66,16 @@ double action_comm_s(const StageCost& cost, OpKind kind);
 // takes its duration less what of its communication the other's compute
 // hides, at the slowdown's cost (never less than its own compute).
 struct PairSaving {
-  double first_s = 0;
+  double first_s = 0;  // time saved
   double second_s = 0;
+  double first_hidden_s = 0;  // communication hidden (the saving before the slowdown)
+  double second_hidden_s = 0;
 };
 PairSaving pair_saving(const PipelineCosts& costs, const Action& first, const Action& second);
 // The action at `step` of a rank's list: what its overlapped pair saves it
 // (0 outside a pair).
 double paired_saving_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step);
-// Of its communication, what the pair hid (the saving before the slowdown).
+// Of its communication, what the pair hid.
 double paired_hidden_s(const PipelineCosts& costs, const std::vector<Action>& actions, std::size_t step);
 
 }  // namespace pipeplan::sim

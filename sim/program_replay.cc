@@ -178,11 +178,10 @@ class ProgramReplay {
       // forward's first, as the engine does after the lowered pair.
       const Action& backward = actions[position_[r] + 1];
       const PairSaving saving = pair_saving(costs_, action, backward);
-      const double kept = 1 - costs_.hidden_comm_slowdown;
-      run_compute(rank, action, start, waited_on, false, saving.first_s, kept > 0 ? saving.first_s / kept : 0);
+      run_compute(rank, action, start, waited_on, false, saving.first_s, saving.first_hidden_s);
       ++position_[r];
       run_compute(rank, backward, free_at_[r], track_path_ ? last_on_rank_[r] : kNoAction, false, saving.second_s,
-                  kept > 0 ? saving.second_s / kept : 0);
+                  saving.second_hidden_s);
       send_output(action, free_at_[r]);
       send_output(backward, free_at_[r]);
       ++position_[r];
