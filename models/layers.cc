@@ -308,13 +308,15 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   return layer;
 }
 
+double layer_flops(const LayerCost& layer, bool recompute) {
+  const double total = layer.forward.flops() + layer.backward_input.flops() + layer.backward_weight.flops();
+  // Model FLOPs: no recomputation, and every token at its experts' average load.
+  return recompute ? total : total - layer.recompute_flops - 3 * layer.excess_flops;
+}
+
 double flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape, bool recompute) {
   double total = 0;
-  for (const LayerCost& layer : layers.layers) {
-    total += layer.forward.flops() + layer.backward_input.flops() + layer.backward_weight.flops();
-    // Model FLOPs: no recomputation, and every token at its experts' average load.
-    if (!recompute) total -= layer.recompute_flops + 3 * layer.excess_flops;
-  }
+  for (const LayerCost& layer : layers.layers) total += layer_flops(layer, recompute);
   return total * shape.tp * shape.cp;  // every rank does 1/(t c) of the work
 }
 
@@ -341,39 +343,72 @@ void add_shard_collectives(LayerCost& layer, const TrainingShape& shape) {
 
 }  // namespace
 
-ModelLayers expand_layers(const ModelConfig& model, const TrainingShape& shape) {
+LayerKinds expand_layer_kinds(const ModelConfig& model, const TrainingShape& shape) {
   validate(model, shape);
   const RankShape rank = rank_shape(shape);
   const BlockCost attention = detail::attention_block(model, rank);
   const int first_moe = model.moe.enabled() ? model.moe.dense_layers : model.layers;
   // Blocks are identical but for their names: cost each kind once.
-  LayerCost dense;
-  LayerCost moe;
+  LayerKinds result;
+  result.kinds.push_back(detail::embedding_layer(model, rank));
+  const int embedding = 0;
+  int dense = -1, moe = -1;
   if (first_moe > 0) {
-    dense = transformer_layer(model, attention, detail::dense_mlp_block(model, rank), rank, shape.recompute, false);
+    dense = static_cast<int>(result.kinds.size());
+    result.kinds.push_back(
+        transformer_layer(model, attention, detail::dense_mlp_block(model, rank), rank, shape.recompute, false));
   }
   if (first_moe < model.layers) {
-    moe = transformer_layer(model, attention, detail::moe_block(model, rank), rank, shape.recompute, true);
+    moe = static_cast<int>(result.kinds.size());
+    result.kinds.push_back(
+        transformer_layer(model, attention, detail::moe_block(model, rank), rank, shape.recompute, true));
   }
-  ModelLayers result;
-  result.layers.reserve(static_cast<std::size_t>(model.layers) + 2);
-  result.layers.push_back(detail::embedding_layer(model, rank));
+  const int output = static_cast<int>(result.kinds.size());
+  result.kinds.push_back(detail::output_layer(model, rank));
+  for (LayerCost& layer : result.kinds) add_shard_collectives(layer, shape);
+  const auto count = static_cast<std::size_t>(model.layers) + 2;
+  result.kind_at.reserve(count);
+  result.names.reserve(count);
+  result.kind_at.push_back(embedding);
+  result.names.push_back(result.kinds[embedding].name);
   for (int index = 0; index < model.layers; ++index) {
-    LayerCost& layer = result.layers.emplace_back(index < first_moe ? dense : moe);
-    layer.name = "layer " + std::to_string(index);
+    result.kind_at.push_back(index < first_moe ? dense : moe);
+    result.names.push_back("layer " + std::to_string(index));
   }
-  result.layers.push_back(detail::output_layer(model, rank));
-  for (LayerCost& layer : result.layers) add_shard_collectives(layer, shape);
-  for (const LayerCost& layer : result.layers) {
-    result.total_params += layer.params;
-    result.active_params += layer.active_params;
+  result.kind_at.push_back(output);
+  result.names.push_back(result.kinds[static_cast<std::size_t>(output)].name);
+  for (int position = 0; position < result.positions(); ++position) {
+    result.total_params += result.at(position).params;
+    result.active_params += result.at(position).active_params;
   }
-  result.embedding_params = result.layers.front().params;
+  result.embedding_params = result.kinds[embedding].params;
+  return result;
+}
+
+ModelLayers expand_layers(const ModelConfig& model, const TrainingShape& shape) {
+  const LayerKinds kinds = expand_layer_kinds(model, shape);
+  ModelLayers result;
+  result.layers.reserve(kinds.kind_at.size());
+  for (int position = 0; position < kinds.positions(); ++position) {
+    result.layers.emplace_back(kinds.at(position)).name = kinds.names[static_cast<std::size_t>(position)];
+  }
+  result.total_params = kinds.total_params;
+  result.active_params = kinds.active_params;
+  result.embedding_params = kinds.embedding_params;
   return result;
 }
 
 double model_flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape) {
   return flops_per_microbatch(layers, shape, false);
+}
+
+double model_flops_per_microbatch(const LayerKinds& layers, const TrainingShape& shape) {
+  // Summed position by position, as expand_layers' are: the same figure to the last bit.
+  std::vector<double> flops;
+  for (const LayerCost& kind : layers.kinds) flops.push_back(layer_flops(kind, false));
+  double total = 0;
+  for (const int kind : layers.kind_at) total += flops[static_cast<std::size_t>(kind)];
+  return total * shape.tp * shape.cp;
 }
 
 double hardware_flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape) {

@@ -152,14 +152,34 @@ struct ModelLayers {
   int transformer_layers() const { return static_cast<int>(layers.size()) - 2; }
 };
 
+// A model's layers with each distinct one costed once (the embedding, a
+// dense block, an MoE block, the output) and which one each position holds:
+// what a search tables thousands of times, without a copy per block.
+struct LayerKinds {
+  std::vector<LayerCost> kinds;
+  std::vector<int> kind_at;        // per position (embedding, blocks..., output): into kinds
+  std::vector<std::string> names;  // per position
+  std::int64_t total_params = 0;
+  std::int64_t active_params = 0;
+  std::int64_t embedding_params = 0;
+  int positions() const { return static_cast<int>(kind_at.size()); }
+  int transformer_layers() const { return positions() - 2; }
+  const LayerCost& at(int position) const {
+    return kinds[static_cast<std::size_t>(kind_at[static_cast<std::size_t>(position)])];
+  }
+};
+
 // Throws InputError for shapes that cannot run: heads not dividing hidden,
 // t not dividing heads or kv heads, non-positive sizes.
+LayerKinds expand_layer_kinds(const ModelConfig& model, const TrainingShape& shape);
+// The same layers, one LayerCost per position, each named.
 ModelLayers expand_layers(const ModelConfig& model, const TrainingShape& shape);
 
 // FLOPs of forward and backward for one micro-batch over the whole model
 // (all tensor-parallel ranks): model FLOPs leave recomputation out (what MFU
 // counts), hardware FLOPs include it.
 double model_flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape);
+double model_flops_per_microbatch(const LayerKinds& layers, const TrainingShape& shape);
 double hardware_flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape);
 
 }  // namespace pipeplan::models

@@ -29,7 +29,7 @@ double busiest_rank_floor_s(const LayerTable& table, const ScheduleContext& cont
   const int n = table.size(), blocks = n - 2, ranks = context.schedule.ranks;
   if (blocks < 1 || ranks < 1 || context.schedule.stages % ranks != 0) return 0;
   double cheapest = std::numeric_limits<double>::infinity();
-  for (int k = 1; k <= blocks; ++k) cheapest = std::min(cheapest, work(k));
+  for (int k : table.distinct_blocks()) cheapest = std::min(cheapest, work(k));
   const int chunks = context.schedule.stages / ranks;
   const int most_blocks = (blocks + ranks - 1) / ranks;
   const double held = std::max({most_blocks * cheapest, work(0) + chunks * cheapest, work(n - 1) + chunks * cheapest});

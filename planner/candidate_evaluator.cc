@@ -24,6 +24,7 @@ namespace pipeplan::planner {
 namespace {
 
 constexpr const char* kOutOfMemory = "out of memory";
+constexpr const char* kNoSchedule = "schedule precondition (micro-batches, chunks)";
 
 // The optimizer and gradient sharding a group can use over its d x c
 // weight replicas: the request's, or ZeRO-1, 2 and 3. No sharding is left
@@ -80,11 +81,16 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
 }
 
 TabledLayers tabulate(const PlanRequest& request, const models::TrainingShape& shape) {
+  if (!request.profile) {
+    // Each distinct layer costed and timed once.
+    const models::LayerKinds kinds = models::expand_layer_kinds(request.model, shape);
+    return {LayerTable(kinds, request.hardware, shape), kinds.transformer_layers(),
+            models::model_flops_per_microbatch(kinds, shape)};
+  }
   models::ModelLayers layers = models::expand_layers(request.model, shape);
-  std::optional<ProfiledCosts> profiled;
-  if (request.profile) profiled = apply_profile(*request.profile, request.model.name, shape, layers);
-  LayerTable table = profiled ? LayerTable(layers, profiled->times) : LayerTable(layers, request.hardware, shape);
-  return {std::move(table), layers.transformer_layers(), models::model_flops_per_microbatch(layers, shape)};
+  const ProfiledCosts profiled = apply_profile(*request.profile, request.model.name, shape, layers);
+  return {LayerTable(layers, profiled.times), layers.transformer_layers(),
+          models::model_flops_per_microbatch(layers, shape)};
 }
 
 // The schedule of a choice at (p, m) and its memory peaks, or none when its
@@ -117,6 +123,27 @@ std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, in
   }
   context.schedule.actions = {};
   return context;
+}
+
+// What every schedule of a choice at (p, m) shares, known before one is
+// generated: its ranks and stages, how often each stage runs each pass,
+// whether W may run apart and whether passes may pair; and, at its memory
+// peak, every rank holds at least one micro-batch on each of its chunks (the
+// first backward of its last chunk still holds that micro-batch's earlier
+// chunks). Each bound taken from it is no higher than the schedule's own.
+ScheduleContext schedule_outline(const ScheduleChoice& choice, int pp, int microbatches, bool moe_a2a_overlap) {
+  const sim::ScheduleFamily& family = sim::find_schedule_family(choice.name);
+  const bool whole_batch = sim::runs_whole_batch(family);
+  ScheduleContext outline{choice, {}, {}, {}, {}, 1};
+  outline.schedule.name = family.name;
+  outline.schedule.ranks = pp;
+  outline.schedule.stages = pp * choice.virtual_stages;
+  outline.schedule.microbatches = whole_batch ? 1 : microbatches;
+  outline.schedule.microbatch_scale = whole_batch ? microbatches : 1;
+  const bool pairs = sim::pairs_own_passes(family) ||
+                     (moe_a2a_overlap && sim::pairs_forward_backward(family.name, choice.virtual_stages));
+  outline.span = sim::SpanBound::outline(pp, outline.schedule.microbatches, family.splits_backward, pairs);
+  return outline;
 }
 
 std::optional<StageSplit> time_split(const LayerContext& layers, int stages) {
@@ -222,6 +249,13 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
 
 }  // namespace
 
+struct CandidateEvaluator::ScheduleSlot {
+  explicit ScheduleSlot(ScheduleContext outline_) : outline(std::move(outline_)) {}
+  ScheduleContext outline;
+  std::once_flag generated;
+  std::shared_ptr<const ScheduleContext> context;  // null when its preconditions fail
+};
+
 CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, const std::vector<SearchGroup>& groups,
                                        double memory_cap_bytes)
     : request_(request), groups_(groups), cap_(memory_cap_bytes), schedules_(schedule_choices(request)),
@@ -237,34 +271,33 @@ CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, const std::ve
       }
     }
   }
-  // Groups that differ only in t or b share (p, m): each schedule once.
-  std::vector<std::pair<int, int>> shapes;
-  for (const SearchGroup& group : groups) shapes.emplace_back(group.pp, group.microbatches);
-  std::sort(shapes.begin(), shapes.end());
-  shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
-  // Only the schedules some candidate can use (enumerate_group rejects the others first).
-  std::vector<std::tuple<std::size_t, int, int>> jobs;
-  for (const auto& [pp, m] : shapes) {
-    for (std::size_t choice : stage_counts_.at(pp).usable) jobs.emplace_back(choice, pp, m);
-  }
-  std::vector<std::shared_ptr<const ScheduleContext>> built(jobs.size());
-  parallel_for(jobs.size(), request.threads, [&](std::size_t i) {
-    const auto& [choice, pp, m] = jobs[i];
-    std::optional<ScheduleContext> context =
-        schedule_context(schedules_[choice], pp, m, request_.runtime.moe_a2a_overlap);
-    if (context) built[i] = std::make_shared<const ScheduleContext>(std::move(*context));
-  });
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    const auto& [choice, pp, m] = jobs[i];
-    schedule_cache_.emplace(std::make_tuple(choice, pp, m), std::move(built[i]));
+  // Groups that differ only in t or b share (p, m): each schedule once,
+  // outlined now and generated when a candidate first needs it.
+  for (const SearchGroup& group : groups) {
+    for (std::size_t choice : stage_counts_.at(group.pp).usable) {
+      auto& slot = schedule_cache_[std::make_tuple(choice, group.pp, group.microbatches)];
+      if (slot) continue;
+      slot = std::make_unique<ScheduleSlot>(
+          schedule_outline(schedules_[choice], group.pp, group.microbatches, request_.runtime.moe_a2a_overlap));
+    }
   }
 }
 
 CandidateEvaluator::~CandidateEvaluator() = default;
 
+const CandidateEvaluator::ScheduleSlot& CandidateEvaluator::slot_of(std::size_t choice,
+                                                                    const SearchGroup& group) const {
+  return *schedule_cache_.at(std::make_tuple(choice, group.pp, group.microbatches));
+}
+
 const ScheduleContext* CandidateEvaluator::schedule_of(std::size_t choice, const SearchGroup& group) const {
-  const auto found = schedule_cache_.find(std::make_tuple(choice, group.pp, group.microbatches));
-  return found == schedule_cache_.end() ? nullptr : found->second.get();
+  ScheduleSlot& slot = *schedule_cache_.at(std::make_tuple(choice, group.pp, group.microbatches));
+  std::call_once(slot.generated, [&] {
+    std::optional<ScheduleContext> context =
+        schedule_context(schedules_[choice], group.pp, group.microbatches, request_.runtime.moe_a2a_overlap);
+    if (context) slot.context = std::make_shared<const ScheduleContext>(std::move(*context));
+  });
+  return slot.context.get();
 }
 
 void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingCandidate>& pending, SearchTally& tally,
@@ -292,39 +325,53 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   const std::vector<LayerContext>& contexts = layers_[index];
   const StageCountChoices& choices = stage_counts_.at(group.pp);
   for (const auto& [reason, count] : choices.rejected) tally.rejected[reason] += count * zeros.size() * recomputes_.size();
-  std::size_t out_of_memory = 0, no_schedule = 0, usable = 0;
+  std::size_t out_of_memory = 0;
   const double tokens = step_tokens(group, request_.seq_len);
   const bool searched_split = !request_.layer_counts && !request_.layout;
   for (std::size_t choice : choices.usable) {
-    const ScheduleContext* context = schedule_of(choice, group);
-    if (context == nullptr) {
-      ++no_schedule;
-      continue;
-    }
-    ++usable;
+    const ScheduleContext& outline = slot_of(choice, group).outline;
     for (std::size_t l = 0; l < contexts.size(); ++l) {
       const LayerContext& layers = contexts[l];
       if (!zero_runs_with(layers.shape.zero, group.pp, schedules_[choice].name)) {
         ++tally.rejected[kZeroWithoutSchedule];
         continue;
       }
-      if (!some_split_fits(layers, *context, request_, cap_)) {
+      // The outline's memory floor is no higher than the schedule's: over
+      // the cap, no split fits.
+      if (!some_split_fits(layers, outline, request_, cap_)) {
         ++out_of_memory;
         tally.unfitted.push_back({index, l, choice});
         continue;
       }
-      PendingCandidate candidate{index, l, choice, false, StageSplit{std::vector<int>{0, 1}}, {}, 0};
-      candidate.bounds = any_split_bounds(layers, *context, request_.hardware, searched_split);
+      PendingCandidate candidate{index, l, choice, false, std::nullopt, {}, 0};
+      candidate.bounds = any_split_bounds(layers, outline, request_.hardware, searched_split);
       candidate.tokens_bound = tokens / candidate.bounds.iteration_time_s;
       pending.push_back(std::move(candidate));
     }
   }
   if (out_of_memory > 0) tally.rejected[kOutOfMemory] += out_of_memory;
-  if (no_schedule > 0) tally.rejected["schedule precondition (micro-batches, chunks)"] += no_schedule;
+  const std::size_t usable = choices.usable.size();
   if (group.dp * group.cp > 1 && !request_.zero && usable > 0) {
     tally.rejected[kZeroDominated] += recomputes_.size() * usable;
     if (group.pp > 1 && !request_.profile) tally.rejected[kZeroPipelinedDominated] += 2 * recomputes_.size() * usable;
   }
+}
+
+const char* CandidateEvaluator::schedule(PendingCandidate& pending, bool& unfitted) const {
+  unfitted = false;
+  const SearchGroup& group = groups_[pending.group];
+  const ScheduleContext* context = schedule_of(pending.schedule, group);
+  if (context == nullptr) return kNoSchedule;
+  const LayerContext& layers = layers_[pending.group][pending.layers];
+  if (!some_split_fits(layers, *context, request_, cap_)) {
+    unfitted = true;
+    return kOutOfMemory;
+  }
+  const bool searched_split = !request_.layer_counts && !request_.layout;
+  pending.bounds = any_split_bounds(layers, *context, request_.hardware, searched_split);
+  pending.tokens_bound = step_tokens(group, request_.seq_len) / pending.bounds.iteration_time_s;
+  pending.scheduled = true;
+  return nullptr;
 }
 
 std::shared_ptr<const TabledLayers> CandidateEvaluator::tabled_layers(const models::TrainingShape& shape) const {
@@ -379,10 +426,11 @@ std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
   double lowest = 0;
   for (const UnfittedCandidate& candidate : unfitted) {
     const LayerContext& layers = layers_[candidate.group][candidate.layers];
-    const ScheduleContext& context = *schedule_of(candidate.schedule, groups_[candidate.group]);
-    std::optional<StageSplit> leanest = leanest_split(layers, context);
+    const ScheduleContext* context = schedule_of(candidate.schedule, groups_[candidate.group]);
+    if (context == nullptr) continue;  // its schedule's preconditions fail
+    std::optional<StageSplit> leanest = leanest_split(layers, *context);
     if (!leanest) continue;
-    const double estimate = stage_memory_max(layers, context, *leanest);
+    const double estimate = stage_memory_max(layers, *context, *leanest);
     if (closest && estimate >= lowest) continue;
     closest = PendingCandidate{candidate.group, candidate.layers, candidate.schedule, true, std::move(*leanest), {}, 0};
     lowest = estimate;
@@ -406,7 +454,7 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
     return time_splits_.emplace(key, std::move(split)).first->second;
   };
   std::optional<StageSplit> split = partition(layers, context, request_, cap_, fastest);
-  // enumerate_group kept only candidates some split fits.
+  // schedule() kept only candidates some split fits.
   if (!split) throw std::logic_error("a candidate the partitioner was to fit has no split");
   const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, *split, context.schedule);
   pending.bounds = step_bounds(context.schedule, context.span, context.profiles, costs,
@@ -414,7 +462,6 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
   const double tokens = step_tokens(group, request_.seq_len);
   pending.tokens_bound = tokens / pending.bounds.iteration_time_s;
   pending.split = std::move(*split);
-  pending.split_chosen = true;
 }
 
 PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const {
@@ -437,9 +484,9 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const 
   const sim::Schedule schedule =
       run_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0},
                    layers.shape.moe_a2a_overlap);
-  const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, pending.split, schedule);
+  const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, *pending.split, schedule);
   const ModelSimulation simulation =
-      simulate_stage_costs(schedule, costs, pending.split, request_.hardware, setup, layers.model_flops(), options);
+      simulate_stage_costs(schedule, costs, *pending.split, request_.hardware, setup, layers.model_flops(), options);
   return describe(group, layers, context.choice, simulation);
 }
 

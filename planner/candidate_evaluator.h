@@ -1,8 +1,11 @@
 // Costs the candidates of a plan search. For each group and recomputation
 // the layers are expanded and timed once; each schedule is generated once per
-// pipeline shape (p, m), shared by the groups that have it; for each
-// schedule the split is chosen by the request's partitioner. A candidate is
-// first bounded (no replay), and replayed only if the search still needs it.
+// pipeline shape (p, m), when a candidate first needs it, and shared by the
+// groups that have it; for each schedule the split is chosen by the
+// request's partitioner. A candidate is bounded three times, each bound
+// tighter than the last: before its schedule is generated, before its split
+// is chosen, and before its replay; the search takes each step only while
+// the candidate may still reach its results.
 #pragma once
 
 #include <array>
@@ -26,13 +29,14 @@ struct TabledLayers;
 struct ScheduleContext;
 
 // A candidate not yet replayed: where it comes from, its split once chosen,
-// and the bounds no replay of it can beat (before the split: any split's).
+// and the bounds no replay of it can beat (before the split: any split's;
+// before its schedule is generated: any schedule's of its choice and shape).
 struct PendingCandidate {
   std::size_t group = 0;     // into the search's groups
   std::size_t layers = 0;    // its sharding and recomputation, into the group's layer contexts
   std::size_t schedule = 0;  // into the schedule choices
-  bool split_chosen = false;
-  StageSplit split{std::vector<int>{0, 1}};
+  bool scheduled = false;
+  std::optional<StageSplit> split;  // once chosen
   StepBounds bounds;
   double tokens_bound = 0;   // tokens per second it cannot exceed
 };
@@ -55,10 +59,15 @@ class CandidateEvaluator {
  public:
   CandidateEvaluator(const PlanRequest& request, const std::vector<SearchGroup>& groups, double memory_cap_bytes);
   ~CandidateEvaluator();
-  // The group's candidates that some split fits, bounded for any split;
-  // safe to call for different groups at once.
+  // The group's candidates that may fit, bounded before their schedules
+  // are generated; safe to call for different groups at once.
   void enumerate_group(std::size_t group, std::vector<PendingCandidate>& pending, SearchTally& tally,
                        bool weights_check = true);
+  // Generates the candidate's schedule (once per choice and shape) and
+  // bounds it for any split; the reason it is refused (its schedule's
+  // preconditions fail, or no split fits: then `unfitted`), or null. Safe
+  // to call for different candidates at once.
+  const char* schedule(PendingCandidate& pending, bool& unfitted) const;
   // Chooses the candidate's split (the request's partitioner) and bounds it
   // for that split; safe to call for different candidates at once.
   void choose_split(PendingCandidate& pending) const;
@@ -75,6 +84,10 @@ class CandidateEvaluator {
     std::vector<std::size_t> usable;
     std::map<std::string, std::size_t> rejected;
   };
+  struct ScheduleSlot;
+  const ScheduleSlot& slot_of(std::size_t choice, const SearchGroup& group) const;
+  // The choice's schedule at the group's (p, m), generated on first use;
+  // null when its preconditions fail there.
   const ScheduleContext* schedule_of(std::size_t choice, const SearchGroup& group) const;
   // The layers of ranks of this shape, tabled once for every group whose
   // ranks cost alike.
@@ -90,9 +103,9 @@ class CandidateEvaluator {
   std::vector<models::Recompute> recomputes_;
   std::map<int, StageCountChoices> stage_counts_;   // by p
   std::vector<std::vector<LayerContext>> layers_;  // per group, filled by enumerate_group
-  // (choice, p, m) -> the schedule and its memory peaks; null when the
-  // choice's preconditions fail there.
-  std::map<std::tuple<std::size_t, int, int>, std::shared_ptr<const ScheduleContext>> schedule_cache_;
+  // (choice, p, m) -> what bounds its schedules before one is generated,
+  // and the schedule once generated.
+  std::map<std::tuple<std::size_t, int, int>, std::unique_ptr<ScheduleSlot>> schedule_cache_;
   // (group, layers, stages) -> the fastest split, shared by the schedules
   // with as many stages; filled as candidates are split.
   using TableKey = std::array<int, 9>;

@@ -17,6 +17,9 @@ class LayerTable {
   // Times from the hardware's time model.
   LayerTable(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
              const models::TrainingShape& shape);
+  // The same, each distinct layer timed once (what a search tables).
+  LayerTable(const models::LayerKinds& layers, const models::HardwareConfig& hardware,
+             const models::TrainingShape& shape);
   // Times given per layer (a profile's measurements: kernels only, no pass
   // overhead).
   LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& times);
@@ -58,10 +61,18 @@ class LayerTable {
   double logits_bytes(int i, int j) const { return range(logits_, i, j); }
   // Transient working memory: the largest over the run (one layer at a time).
   double working_bytes(int i, int j) const;
+  // The transformer blocks (layers 1 .. n - 2) that differ from every
+  // block before them in their pass times, communication and overheads:
+  // a least over the blocks' passes needs look at these only.
+  const std::vector<int>& distinct_blocks() const { return distinct_blocks_; }
   // What crosses the boundary after layer j - 1 (0 after the output layer).
   double boundary_bytes(int j) const { return j > 0 ? output_[static_cast<std::size_t>(j - 1)] : output_.front(); }
 
  private:
+  explicit LayerTable(std::size_t layers);
+  void append(const std::string& name, const models::LayerCost& layer, const models::LayerTimes& times,
+              const models::LayerOverheads& overheads);
+  void finish();  // the range maxima, once every layer is in
   static double range(const std::vector<double>& prefix, int i, int j) {
     return prefix[static_cast<std::size_t>(j)] - prefix[static_cast<std::size_t>(i)];
   }
@@ -74,6 +85,8 @@ class LayerTable {
   std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums
   std::vector<double> params_, expert_params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
   std::vector<double> output_;                                       // per layer
+  std::vector<double> working_;                                      // per layer, until finished
+  std::vector<int> distinct_blocks_;
   std::vector<std::vector<double>> working_max_;                     // sparse table: [level][start]
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <tuple>
 
@@ -113,45 +114,51 @@ bool surely_out_of_memory(const PendingCandidate& c, double cap, const std::opti
 
 // The candidates by their bound on the objective, best first; ties go by
 // their place in the groups' order, so that the order never depends on
-// the threads.
+// the threads. Most are popped once and skipped: they are sorted once, and
+// only those pushed back (their bound tightened) go through a heap.
 class BoundQueue {
  public:
-  BoundQueue(std::vector<PendingCandidate>& pending, Objective objective)
-      : pending_(pending), objective_(objective), heap_(pending.size()) {
-    for (std::size_t i = 0; i < heap_.size(); ++i) heap_[i] = i;
-    std::make_heap(heap_.begin(), heap_.end(), after());
+  BoundQueue(std::vector<PendingCandidate>& pending, Objective objective) : pending_(pending) {
+    sorted_.reserve(pending.size());
+    for (std::size_t i = 0; i < pending.size(); ++i) sorted_.push_back(entry(i, objective));
+    std::sort(sorted_.begin(), sorted_.end());
+    objective_ = objective;
   }
-  bool empty() const { return heap_.empty(); }
+  bool empty() const { return next_ == sorted_.size() && heap_.empty(); }
   PendingCandidate& pop() {
-    std::pop_heap(heap_.begin(), heap_.end(), after());
-    const std::size_t top = heap_.back();
-    heap_.pop_back();
-    return pending_[top];
+    std::size_t index = 0;
+    if (!heap_.empty() && (next_ == sorted_.size() || heap_.front() < sorted_[next_])) {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      index = heap_.back().index;
+      heap_.pop_back();
+    } else {
+      index = sorted_[next_++].index;
+    }
+    return pending_[index];
   }
   // Back in, at its new bound (a candidate popped before).
   void push(const PendingCandidate& candidate) {
-    heap_.push_back(static_cast<std::size_t>(&candidate - pending_.data()));
-    std::push_heap(heap_.begin(), heap_.end(), after());
+    heap_.push_back(entry(static_cast<std::size_t>(&candidate - pending_.data()), objective_));
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
   }
 
  private:
-  // Whether candidate a comes after b (a max-heap keeps the first on top).
-  struct After {
-    const BoundQueue* queue;
-    bool operator()(std::size_t a, std::size_t b) const {
-      const PendingCandidate &x = queue->pending_[a], &y = queue->pending_[b];
-      if (queue->objective_ == Objective::kThroughput) {
-        if (x.tokens_bound != y.tokens_bound) return x.tokens_bound < y.tokens_bound;
-      } else if (x.bounds.peak_bytes != y.bounds.peak_bytes) {
-        return x.bounds.peak_bytes > y.bounds.peak_bytes;
-      }
-      return a > b;
-    }
+  // The bound to order by, smallest first: the tokens per second, negated,
+  // or the peak.
+  struct Entry {
+    double key;
+    std::size_t index;
+    auto operator<=>(const Entry&) const = default;
   };
-  After after() const { return After{this}; }
+  Entry entry(std::size_t index, Objective objective) const {
+    const PendingCandidate& c = pending_[index];
+    return {objective == Objective::kThroughput ? -c.tokens_bound : static_cast<double>(c.bounds.peak_bytes), index};
+  }
   std::vector<PendingCandidate>& pending_;
-  Objective objective_;
-  std::vector<std::size_t> heap_;
+  Objective objective_ = Objective::kThroughput;
+  std::vector<Entry> sorted_;
+  std::size_t next_ = 0;
+  std::vector<Entry> heap_;  // a min-heap
 };
 
 }  // namespace
@@ -243,24 +250,46 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
     for (const auto& [reason, count] : tallies[g].rejected) result.rejected[reason] += count;
     unfitted.insert(unfitted.end(), tallies[g].unfitted.begin(), tallies[g].unfitted.end());
   }
+  std::vector<std::vector<PendingCandidate>>().swap(per_group);  // moved from: its memory back
   for (const auto& [reason, count] : space.rejected()) result.rejected[reason] += count;
 
-  // Best bound first: a candidate is bounded for any split, then, when its
-  // turn comes, split and bounded again, then replayed; at each turn, what
-  // cannot reach the top or the front is skipped.
+  // Best bound first: a candidate is bounded before its schedule is
+  // generated, then, when its turn comes, for any split, then split and
+  // bounded again, then replayed; at each turn, what cannot reach the top
+  // or the front is skipped.
   Pruner pruner(request.objective, top_k);
   BoundQueue queue(pending, request.objective);
   while (!queue.empty()) {
-    std::vector<PendingCandidate*> to_split, to_replay;
-    while (!queue.empty() && to_split.size() + to_replay.size() < kBatch) {
+    std::vector<PendingCandidate*> to_schedule, to_split, to_replay;
+    while (!queue.empty() && to_schedule.size() + to_split.size() + to_replay.size() < kBatch) {
       PendingCandidate& candidate = queue.pop();
-      if (request.prune && surely_out_of_memory(candidate, cap, result.lowest_peak)) {
+      // An outline's peak is too loose to refuse a candidate on: the
+      // closest to fitting may be among them.
+      if (request.prune && candidate.scheduled && surely_out_of_memory(candidate, cap, result.lowest_peak)) {
         ++result.rejected["out of memory"];
       } else if (request.prune && pruner.skip(candidate)) {
         ++result.candidates_pruned;
+      } else if (!candidate.scheduled) {
+        to_schedule.push_back(&candidate);
       } else {
-        (candidate.split_chosen ? to_replay : to_split).push_back(&candidate);
+        (candidate.split ? to_replay : to_split).push_back(&candidate);
       }
+    }
+    std::vector<const char*> refused(to_schedule.size());
+    std::vector<char> unfits(to_schedule.size());
+    parallel_for(to_schedule.size(), request.threads, [&](std::size_t i) {
+      bool unfitted_here = false;
+      refused[i] = evaluator.schedule(*to_schedule[i], unfitted_here);
+      unfits[i] = unfitted_here;
+    });
+    for (std::size_t i = 0; i < to_schedule.size(); ++i) {
+      const PendingCandidate& candidate = *to_schedule[i];
+      if (refused[i] == nullptr) {
+        queue.push(candidate);
+        continue;
+      }
+      ++result.rejected[refused[i]];
+      if (unfits[i]) unfitted.push_back({candidate.group, candidate.layers, candidate.schedule});
     }
     parallel_for(to_split.size(), request.threads, [&](std::size_t i) { evaluator.choose_split(*to_split[i]); });
     for (PendingCandidate* candidate : to_split) queue.push(*candidate);

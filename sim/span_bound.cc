@@ -51,6 +51,16 @@ SpanBound::SpanBound(const Schedule& schedule) {
   }
 }
 
+SpanBound SpanBound::outline(int ranks, int passes, bool splits_weights, bool pairs) {
+  SpanBound bound;
+  bound.ranks_ = ranks;
+  bound.per_stage_ = {passes, passes, passes};
+  bound.uniform_ = ranks > 0 && passes > 0;
+  bound.splits_weights_ = splits_weights;
+  bound.pairs_ = pairs;
+  return bound;
+}
+
 double SpanBound::lower_bound_s(const PipelineCosts& costs) const {
   double bound = 0;
   for (const Counts& counts : sums_) {

@@ -19,6 +19,12 @@ class SpanBound {
  public:
   SpanBound() = default;  // bounds nothing: 0
   explicit SpanBound(const Schedule& schedule);
+  // What every schedule of `ranks` ranks whose stages each run `passes`
+  // forwards, input and weight gradients shares, for any_split_bound_s and
+  // stage_work_s (lower_bound_s bounds nothing: 0): built without the
+  // schedule, no higher than its own. `splits_weights`: W may run apart from
+  // I, and the chain then leaves it out; `pairs`: passes may pair.
+  static SpanBound outline(int ranks, int passes, bool splits_weights, bool pairs);
   double lower_bound_s(const PipelineCosts& costs) const;
   // A bound below lower_bound_s for every split of the work into stages,
   // from the forward, input-gradient and weight-gradient durations summed

@@ -114,7 +114,17 @@ TEST(PlanPruning, PrunedSearchReportsWhatTheFullSearchReports) {
       ASSERT_EQ(full.lowest_peak.has_value(), pruned.lowest_peak.has_value()) << where;
       if (full.lowest_peak) expect_same(*full.lowest_peak, *pruned.lowest_peak, where + " lowest peak");
       EXPECT_EQ(full.candidates_pruned, 0u) << where;
-      EXPECT_LE(pruned.candidates_evaluated + pruned.candidates_pruned, full.candidates_evaluated) << where;
+      // A pruned candidate is one the full search replayed or refused when
+      // it generated its schedule (preconditions, or no split fits).
+      const auto refused = [&](const char* reason) {
+        const auto found = full.rejected.find(reason);
+        return found == full.rejected.end() ? std::size_t{0} : found->second;
+      };
+      EXPECT_LE(pruned.candidates_evaluated, full.candidates_evaluated) << where;
+      EXPECT_LE(pruned.candidates_evaluated + pruned.candidates_pruned,
+                full.candidates_evaluated + refused("schedule precondition (micro-batches, chunks)") +
+                    refused("out of memory"))
+          << where;
       pruned_somewhere += pruned.candidates_pruned;
     }
   }
@@ -145,8 +155,20 @@ TEST(PlanPruning, BoundsHoldForEveryCandidate) {
         unfitted.insert(unfitted.end(), all.unfitted.begin(), all.unfitted.end());
       }
       for (PendingCandidate& candidate : pending) {
-        // Bounds for any split, then for the split chosen: each below the next.
-        EXPECT_FALSE(candidate.split_chosen);
+        // Bounds before the schedule, for any split, then for the split
+        // chosen: each below the next.
+        EXPECT_FALSE(candidate.scheduled);
+        EXPECT_FALSE(candidate.split);
+        const StepBounds unscheduled = candidate.bounds;
+        const double unscheduled_tokens = candidate.tokens_bound;
+        bool unfitted_here = false;
+        if (evaluator.schedule(candidate, unfitted_here) != nullptr) {
+          if (unfitted_here) unfitted.push_back({candidate.group, candidate.layers, candidate.schedule});
+          continue;
+        }
+        EXPECT_LE(unscheduled.iteration_time_s, candidate.bounds.iteration_time_s);
+        EXPECT_LE(unscheduled.peak_bytes, candidate.bounds.peak_bytes);
+        EXPECT_GE(unscheduled_tokens, candidate.tokens_bound);
         const StepBounds any_split = candidate.bounds;
         const double any_split_tokens = candidate.tokens_bound;
         evaluator.choose_split(candidate);

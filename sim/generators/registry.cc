@@ -53,6 +53,10 @@ bool runs_any_virtual_stages(const ScheduleFamily& family) {
   return name == "Interleaved1F1B" || name == "LoopedBFS" || name == "InterleavedZeroBubble";
 }
 
+bool runs_whole_batch(const ScheduleFamily& family) { return family.name == "naive"; }
+
+bool pairs_own_passes(const ScheduleFamily& family) { return family.name == "DualPipeV"; }
+
 bool runs_in_pytorch_pipelining(const ScheduleFamily& family) {
   const std::string_view name = family.name;
   return name != "naive" && name != "ZBH1" && name != "ZBH2";

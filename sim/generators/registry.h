@@ -35,6 +35,13 @@ const ScheduleFamily& find_schedule_family(std::string_view name);
 // Whether the family runs any number v >= 2 of looped chunks per rank
 // (Interleaved1F1B, LoopedBFS, InterleavedZeroBubble).
 bool runs_any_virtual_stages(const ScheduleFamily& family);
+// Whether the family runs the whole batch as one micro-batch (naive, with
+// microbatch_scale = m); every other family runs each of the m micro-batches
+// once through every stage.
+bool runs_whole_batch(const ScheduleFamily& family);
+// Whether the family pairs its own forwards and backwards into overlapped
+// units (DualPipeV's F&B), which may hide their communication.
+bool pairs_own_passes(const ScheduleFamily& family);
 // Whether PyTorch's torch.distributed.pipelining has the schedule (its
 // Schedule* classes; torchtitan runs them, FSDP included). ZBH1 and ZBH2
 // are the Zero Bubble fork of Megatron-LM's, naive no framework's.
