@@ -260,7 +260,13 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   }
   check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.weight_replicas(),
                        has("zero") ? static_cast<int>(shape.zero) : 0);
-  models::check_expert_parallel(run.model, shape);
+  try {
+    models::check_expert_parallel(run.model, shape);
+  } catch (const InputError& error) {
+    // The values may be the plan file's, not the user's: name the file.
+    throw InputError(fmt::format("{}: {} (the plan file's values count where no option replaces them)", *options.plan,
+                                 error.what()));
+  }
   try {
     check_overlap_flags(shape);
   } catch (const InputError& error) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/units.h"
 #include "planner/megatron_args.h"
 #include "planner/model_report.h"
@@ -66,18 +68,28 @@ nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const ModelSim
   return json;
 }
 
-std::string candidate_row(std::size_t index, const PlanCandidate& c) {
-  return fmt::format("  {:>2} {:>2} {:>2} {:>3} {:>5} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
-                     index, c.tp, c.cp, c.pp, c.dp, static_cast<int>(c.zero), c.micro_batch_size, c.microbatches, c.schedule, c.virtual_stages,
-                     models::recompute_name(c.recompute), c.tokens_per_s, c.mfu * 100, c.iteration_time_s * 1e3,
-                     format_bytes(c.max_peak_bytes), counts_text(c.split));
+// The expert axes appear only where some candidate has experts.
+std::string expert_cells(const PlanCandidate& c, bool experts) {
+  if (!experts) return "";
+  return fmt::format(" {:>3} {:>3}", c.ep, c.etp > 0 ? c.etp : c.tp);
+}
+
+std::string candidate_row(std::size_t index, const PlanCandidate& c, bool experts) {
+  return fmt::format(
+      "  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
+      index, c.tp, c.cp, c.pp, c.dp, expert_cells(c, experts), static_cast<int>(c.zero), c.micro_batch_size,
+      c.microbatches, c.schedule, c.virtual_stages, models::recompute_name(c.recompute), c.tokens_per_s, c.mfu * 100,
+      c.iteration_time_s * 1e3, format_bytes(c.max_peak_bytes), counts_text(c.split));
 }
 
 std::string table(const std::string& title, const std::vector<PlanCandidate>& candidates) {
-  std::string text = fmt::format("{}\n  {:>2} {:>2} {:>2} {:>3} {:>5} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10} {:>5} {:>10} {:>10} {}\n",
-                                 title, "#", "t", "c", "p", "d", "z", "b", "m", "schedule", "v", "recompute", "tokens/s",
-                                 "MFU%", "iter ms", "peak", "split");
-  for (std::size_t i = 0; i < candidates.size(); ++i) text += candidate_row(i + 1, candidates[i]);
+  const bool experts =
+      std::any_of(candidates.begin(), candidates.end(), [](const PlanCandidate& c) { return c.etp > 0; });
+  std::string text = fmt::format(
+      "{}\n  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10} {:>5} {:>10} {:>10} {}\n",
+      title, "#", "t", "c", "p", "d", experts ? fmt::format(" {:>3} {:>3}", "ep", "etp") : "", "z", "b", "m",
+      "schedule", "v", "recompute", "tokens/s", "MFU%", "iter ms", "peak", "split");
+  for (std::size_t i = 0; i < candidates.size(); ++i) text += candidate_row(i + 1, candidates[i], experts);
   return text;
 }
 

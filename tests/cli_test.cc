@@ -183,6 +183,31 @@ TEST(Cli, PlanReportsTheBestPlanAndReplaysIt) {
   }
 }
 
+// The tables of candidates name the expert layout where the model has
+// experts, and only there.
+TEST(Cli, PlanTablesShowTheExpertAxesOfMoeModelsOnly) {
+  const CommandResult moe =
+      run("plan --model mixtral-8x7b --hardware h100-sxm --gpus 32 --global-batch 64 "
+          "--seq 4096 --pp 4 --ep 8 --top 2");
+  ASSERT_EQ(moe.code, 0) << moe.err;
+  const std::size_t header = moe.out.find(" d  ep etp z ");
+  ASSERT_NE(header, std::string::npos) << moe.out;
+  // The first row under it: # t c p d ep etp.
+  std::istringstream row(moe.out.substr(moe.out.find('\n', header) + 1));
+  int index = 0, t = 0, c = 0, p = 0, d = 0, ep = 0, etp = 0;
+  row >> index >> t >> c >> p >> d >> ep >> etp;
+  EXPECT_EQ(index, 1);
+  EXPECT_EQ(p, 4);
+  EXPECT_EQ(ep, 8);
+  EXPECT_EQ(t * c * d % (ep * etp), 0);
+  const CommandResult dense =
+      run("plan --model llama3-8b --hardware h100-sxm --gpus 16 --global-batch 64 "
+          "--seq 4096 --pp 2 --top 2");
+  ASSERT_EQ(dense.code, 0) << dense.err;
+  EXPECT_NE(dense.out.find(" d z "), std::string::npos) << dense.out;
+  EXPECT_EQ(dense.out.find(" ep etp "), std::string::npos) << dense.out;
+}
+
 TEST(Cli, PlanRefusesWhatCannotFit) {
   expect_refused("plan --model llama3-70b --hardware h100-sxm --gpus 32 --global-batch 32 --memory-cap 4GiB",
                  "the smallest peak found is");

@@ -271,6 +271,33 @@ TEST(MoePipeline, PlanFilesKeepTheExpertLayout) {
   EXPECT_EQ(shape.expert_tp(), 2);
 }
 
+// An expert layout the plan file's model cannot take is refused naming the
+// file, whichever of its values or the options made it.
+TEST(MoePipeline, APlanFilesBadExpertLayoutNamesTheFile) {
+  planner::PlanFile file;
+  file.model = "mixtral-8x7b";
+  file.hardware = "h100-sxm";
+  file.global_batch = 64;
+  file.seq_len = 4096;
+  planner::PlanCandidate& plan = file.plan;
+  plan.tp = 1;
+  plan.pp = 4;
+  plan.dp = 8;
+  plan.ep = 3;
+  plan.etp = 1;
+  plan.micro_batch_size = 1;
+  plan.microbatches = 8;
+  plan.schedule = "1F1B";
+  plan.split = planner::split_from_counts({8, 8, 8, 8}, 32);
+  const std::string path = testing::write_temp("bad-ep-plan.yaml", planner::write_plan_yaml(file));
+  testing::expect_refused("simulate --plan " + path,
+                          path + ": --ep 3 must divide the 8 experts of 'mixtral-8x7b'; use one of 1, 2, 4, 8");
+  plan.ep = 8;
+  const std::string good = testing::write_temp("good-ep-plan.yaml", planner::write_plan_yaml(file));
+  testing::expect_refused("simulate --plan " + good + " --dp 4 --pp 8",
+                          good + ": --ep 8 x --etp 1 = 8 must divide t x c x d = 4");
+}
+
 TEST(MoePipeline, BadExpertOptionsGetOneLineAndExitTwo) {
   const std::string deepseek = "plan --model deepseek-v3 --hardware h100-sxm --gpus 256 --global-batch 256 --seq 4096 ";
   testing::expect_refused(deepseek + "--ep 3", "--ep 3 must divide the 256 experts");
