@@ -30,6 +30,22 @@
 namespace pipeplan {
 namespace {
 
+// A plan file of `model` on h100-sxm at 4096 tokens a sequence, its
+// layout (t, p, d, b, m) and experts (ep, etp); 1F1B, no split yet.
+planner::PlanFile expert_plan_file(const std::string& model, int global_batch,
+                                   std::tuple<int, int, int, int, int> layout, int ep, int etp) {
+  planner::PlanFile file;
+  file.model = model;
+  file.hardware = "h100-sxm";
+  file.global_batch = global_batch;
+  file.seq_len = 4096;
+  planner::PlanCandidate& plan = file.plan;
+  std::tie(plan.tp, plan.pp, plan.dp, plan.micro_batch_size, plan.microbatches) = layout;
+  std::tie(plan.ep, plan.etp) = std::make_tuple(ep, etp);
+  plan.schedule = "1F1B";
+  return file;
+}
+
 // DeepSeek-V3 on p = 16 with ep = 64 over d = 64 (8 nodes: the all-to-all
 // crosses the network), 32 micro-batches of one 4096-token sequence.
 planner::ModelSimulation deepseek_run(const std::string& schedule, const models::HardwareConfig& hardware,
@@ -249,15 +265,9 @@ TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
 }
 
 TEST(MoePipeline, PlanFilesKeepTheExpertLayout) {
-  planner::PlanFile file;
-  file.model = "deepseek-v3";
-  file.hardware = "h100-sxm";
-  file.global_batch = 64;
-  file.seq_len = 4096;
+  planner::PlanFile file = expert_plan_file("deepseek-v3", 64, {2, 1, 32, 1, 2}, 16, 2);
   planner::PlanCandidate& plan = file.plan;
-  std::tie(plan.tp, plan.pp, plan.dp, plan.micro_batch_size, plan.microbatches) = std::make_tuple(2, 1, 32, 1, 2);
-  std::tie(plan.ep, plan.etp, plan.moe_load_imbalance, plan.moe_capacity_factor) = std::make_tuple(16, 2, 1.2, 1.5);
-  plan.schedule = "1F1B";
+  std::tie(plan.moe_load_imbalance, plan.moe_capacity_factor) = std::make_tuple(1.2, 1.5);
   plan.sequence_parallel = true;
   plan.split = planner::split_from_counts({61}, 61);
   const std::string path = testing::write_temp("moe-plan.yaml", planner::write_plan_yaml(file));
@@ -274,20 +284,8 @@ TEST(MoePipeline, PlanFilesKeepTheExpertLayout) {
 // An expert layout the plan file's model cannot take is refused naming the
 // file, whichever of its values or the options made it.
 TEST(MoePipeline, APlanFilesBadExpertLayoutNamesTheFile) {
-  planner::PlanFile file;
-  file.model = "mixtral-8x7b";
-  file.hardware = "h100-sxm";
-  file.global_batch = 64;
-  file.seq_len = 4096;
+  planner::PlanFile file = expert_plan_file("mixtral-8x7b", 64, {1, 4, 8, 1, 8}, 3, 1);
   planner::PlanCandidate& plan = file.plan;
-  plan.tp = 1;
-  plan.pp = 4;
-  plan.dp = 8;
-  plan.ep = 3;
-  plan.etp = 1;
-  plan.micro_batch_size = 1;
-  plan.microbatches = 8;
-  plan.schedule = "1F1B";
   plan.split = planner::split_from_counts({8, 8, 8, 8}, 32);
   const std::string path = testing::write_temp("bad-ep-plan.yaml", planner::write_plan_yaml(file));
   testing::expect_refused("simulate --plan " + path,
