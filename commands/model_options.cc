@@ -58,8 +58,8 @@ void RoutingOptions::apply_to(models::TrainingShape& shape) const {
 void add_routing_options(CLI::App& command, RoutingOptions& routing) {
   command
       .add_option("--moe-load-imbalance", routing.load_imbalance,
-                  "Tokens the busiest expert gets over the average; it sets the experts' pace (1 = Megatron's "
-                  "force-balanced routing)")
+                  "Routed tokens the busiest expert-parallel rank gets over the average, 1 to min(ep, experts / "
+                  "top-k); it sets the experts' pace (1 = Megatron's force-balanced routing)")
       ->capture_default_str();
   command.add_option("--moe-capacity-factor", routing.capacity_factor,
                      "Drop tokens beyond this many times an expert's average (Megatron's "

@@ -106,6 +106,14 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
         "--moe-load-imbalance is the busiest expert-parallel rank's share: with --ep 1 every rank runs "
         "every expert on its own tokens; drop it or raise --ep");
   }
+  // A rank holding experts / ep experts gets at most min(top-k, experts /
+  // ep) of each token's copies, against top-k / ep on average.
+  if (shape.moe_load_imbalance > shape.ep) {
+    throw InputError(
+        fmt::format("--moe-load-imbalance {} is over what --ep {} allows: the busiest of {} ranks gets at most "
+                    "{} x the average (every token's copies that its experts can take); give at most {} or raise --ep",
+                    shape.moe_load_imbalance, shape.ep, shape.ep, shape.ep, shape.ep));
+  }
 }
 
 }  // namespace pipeplan::models

@@ -15,7 +15,8 @@ namespace pipeplan::models {
 // dividing t x c x d, an etp not dividing t, expert or tensor parallelism
 // across tensor-parallel ranks without sequence parallelism, ZeRO-2/3 where
 // the experts have other replicas than the dense weights, a load imbalance
-// below 1 or a negative capacity factor.
+// below 1 or over ep (the busiest rank's share can be no more), or a
+// negative capacity factor.
 void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape);
 
 // A model with experts' routing: the load imbalance within 1 .. experts /

@@ -67,7 +67,8 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.dp = group.dp;
   shape.ep = group.ep;
   shape.etp = group.etp;
-  shape.moe_load_imbalance = group.ep > 1 ? request.moe_load_imbalance : 1.0;
+  // The busiest of ep ranks gets at most ep x the average (1 with ep 1).
+  shape.moe_load_imbalance = std::min(request.moe_load_imbalance, static_cast<double>(group.ep));
   shape.moe_capacity_factor = request.moe_capacity_factor;
   // DeepEP routes across an expert-parallel group; with ep 1 there is none.
   shape.moe_dispatcher = group.ep > 1 ? request.moe_dispatcher : models::MoeDispatcher::kAllToAll;

@@ -80,10 +80,13 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.recompute == models::Recompute::kFull) {
     args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   }
-  if (plan.virtual_stages > 1 && plan.schedule == "Interleaved1F1B") {
-    args += fmt::format(" --virtual-pipeline-model-parallel-size {}", plan.virtual_stages);
+  // A layout string names every chunk, and Megatron takes the chunks per
+  // rank from it; otherwise they are given.
+  const std::string placement = placement_arguments(plan);
+  if (plan.virtual_stages > 1 && plan.schedule == "Interleaved1F1B" && placement.empty()) {
+    args += fmt::format(" --num-virtual-stages-per-pipeline-rank {}", plan.virtual_stages);
   }
-  args += placement_arguments(plan);
+  args += placement;
   std::vector<std::string> notes;
   if (plan.zero >= models::ZeroStage::kGradients) {
     notes.push_back(fmt::format("ZeRO-{}: not in Megatron-LM, whose distributed optimizer is ZeRO-1 ({})",

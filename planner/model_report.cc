@@ -117,14 +117,18 @@ nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulatio
     ranks[rank]["layers"] = simulation.layers[rank];
   }
   if (!simulation.terms.empty()) json["step_terms"] = terms_json(simulation.terms);
-  if (const ExpertCommShare share = expert_comm_share(simulation); share.carried_s > 0) {
-    json["expert_comm"] = {{"exposed_s", share.exposed_s},
-                           {"hidden_s", share.hidden_s},
-                           {"share_of_step", share.exposed_s / simulation.iteration_time_s},
-                           {"exposed_per_rank_s", simulation.expert_comm_s},
-                           {"hidden_per_rank_s", simulation.expert_comm_hidden_s}};
-  }
+  add_expert_comm_json(simulation, json);
   return json;
+}
+
+void add_expert_comm_json(const ModelSimulation& simulation, nlohmann::ordered_json& json) {
+  const ExpertCommShare share = expert_comm_share(simulation);
+  if (share.carried_s <= 0) return;
+  json["expert_comm"] = {{"exposed_s", share.exposed_s},
+                         {"hidden_s", share.hidden_s},
+                         {"share_of_step", share.exposed_s / simulation.iteration_time_s},
+                         {"exposed_per_rank_s", simulation.expert_comm_s},
+                         {"hidden_per_rank_s", simulation.expert_comm_hidden_s}};
 }
 
 std::string model_simulation_to_text(const ModelSimulation& simulation) {

@@ -13,6 +13,9 @@ namespace pipeplan::planner {
 // `stage_layers`.
 nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulation);
 std::string model_simulation_to_text(const ModelSimulation& simulation);
+// The expert all-to-all exposed and hidden (`expert_comm`), into `json`
+// where the passes carry any.
+void add_expert_comm_json(const ModelSimulation& simulation, nlohmann::ordered_json& json);
 // Iteration time, throughput, layout and the memory table only.
 std::string model_simulation_summary(const ModelSimulation& simulation);
 

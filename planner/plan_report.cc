@@ -26,6 +26,8 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"etp", c.etp > 0 ? c.etp : c.tp},
           {"moe_dispatcher", std::string(models::moe_dispatcher_name(c.moe_dispatcher))},
           {"moe_a2a_overlap", c.runtime.moe_a2a_overlap},
+          {"moe_load_imbalance", c.moe_load_imbalance},
+          {"moe_capacity_factor", c.moe_capacity_factor},
           {"micro_batch_size", c.micro_batch_size},
           {"microbatches", c.microbatches},
           {"schedule", c.schedule},
@@ -65,6 +67,7 @@ nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const ModelSim
   }
   json["peak_memory_bytes"] = std::move(peaks);
   json["memory_breakdown"] = std::move(breakdowns);
+  add_expert_comm_json(simulation, json);
   return json;
 }
 

@@ -222,6 +222,12 @@ void add_runtime_warnings(const PlanRequest& request, const PlanCandidate& best,
   for (const auto& [asked_for, applied, name] : flags) {
     if (asked_for && !applied) warnings.push_back(fmt::format("{} does not apply to the best plan", name));
   }
+  if (best.ep > 1 && best.moe_load_imbalance < request.moe_load_imbalance) {
+    warnings.push_back(
+        fmt::format("--moe-load-imbalance {} is applied as {} to the best plan: the busiest of its "
+                    "ep = {} ranks gets at most {} x the average",
+                    request.moe_load_imbalance, best.moe_load_imbalance, best.ep, best.ep));
+  }
 }
 
 PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {

@@ -200,6 +200,15 @@ TEST(Cli, PlanTablesShowTheExpertAxesOfMoeModelsOnly) {
   EXPECT_EQ(p, 4);
   EXPECT_EQ(ep, 8);
   EXPECT_EQ(t * c * d % (ep * etp), 0);
+  // The JSON of the best plan carries the all-to-all as simulate's does.
+  const CommandResult json =
+      run("plan --model mixtral-8x7b --hardware h100-sxm --gpus 32 --global-batch 64 "
+          "--seq 4096 --pp 4 --ep 8 --json");
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto best = nlohmann::json::parse(json.out)["best"];
+  ASSERT_TRUE(best.contains("expert_comm")) << json.out;
+  EXPECT_GT(best["expert_comm"]["exposed_s"].get<double>() + best["expert_comm"]["hidden_s"].get<double>(), 0);
+  EXPECT_EQ(best["moe_load_imbalance"], 1.0);
   const CommandResult dense =
       run("plan --model llama3-8b --hardware h100-sxm --gpus 16 --global-batch 64 "
           "--seq 4096 --pp 2 --top 2");

@@ -213,6 +213,10 @@ TEST(ExpertParallel, RefusesLayoutsTheFoldingCannotRun) {
   expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1 (balanced) and 32");
   shape.moe_load_imbalance = std::numeric_limits<double>::infinity();
   expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1");
+  shape.moe_load_imbalance = 9;  // within 32, but over what 8 ranks can have
+  expect_refused(deepseek, shape, "--moe-load-imbalance 9 is over what --ep 8 allows");
+  shape.moe_load_imbalance = 8;
+  EXPECT_NO_THROW(check_expert_parallel(deepseek, shape));
   shape = deepseek_shape(1, 2);
   shape.moe_load_imbalance = 1.5;
   expect_refused(deepseek, shape, "with --ep 1 every rank runs every expert");

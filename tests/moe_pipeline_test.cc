@@ -4,8 +4,10 @@
 // with it; the search takes the expert axis and its plans say so.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -262,6 +264,52 @@ TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
                                   std::string("--moe-layer-freq \"([0]*3+[1]*58)\"")}) {
     EXPECT_NE(args.find(flag), std::string::npos) << flag << " in " << args;
   }
+}
+
+// The busiest of ep ranks gets at most every token's copies its experts
+// can take: ep x the average. Each candidate is costed at the imbalance
+// asked for or that, the lower; the plan says when it took less.
+TEST(MoePipeline, EachCandidatesImbalanceIsWhatItsExpertRanksCanHave) {
+  planner::PlanRequest request = deepseek_request(32, 64);
+  request.model = models::load_model("mixtral-8x7b");
+  request.pp = 4;
+  request.etp = 1;                 // ep 1 would hold every expert whole: over the cap
+  request.moe_load_imbalance = 4;  // 8 experts / top-2
+  const planner::PlanSearchResult result = planner::search_plans(request, 30);
+  ASSERT_FALSE(result.ranked.empty());
+  std::set<int> eps;
+  for (const planner::PlanCandidate& candidate : result.ranked) {
+    EXPECT_EQ(candidate.moe_load_imbalance, std::min(4.0, static_cast<double>(candidate.ep))) << candidate.ep;
+    eps.insert(candidate.ep);
+  }
+  EXPECT_LT(*eps.begin(), 4);  // some taken below the 4 asked for
+  const planner::PlanCandidate& best = result.ranked.front();
+  const bool warned = std::any_of(result.warnings.begin(), result.warnings.end(), [](const std::string& warning) {
+    return warning.find("--moe-load-imbalance 4 is applied as") != std::string::npos;
+  });
+  EXPECT_EQ(warned, best.ep > 1 && best.ep < 4);
+  // With ep fixed, an imbalance its ranks cannot have is refused.
+  testing::expect_refused(
+      "plan --model mixtral-8x7b --hardware h100-sxm --gpus 32 --global-batch 64 --seq 4096 --pp 4 --ep 2 "
+      "--moe-load-imbalance 3",
+      "--moe-load-imbalance 3 is over what --ep 2 allows: the busiest of 2 ranks gets at most 2 x the average");
+}
+
+// Megatron takes the chunks per rank from a layout string, and from
+// --num-virtual-stages-per-pipeline-rank where there is none.
+TEST(MoePipeline, MegatronArgumentsGiveTheChunksOnce) {
+  planner::PlanCandidate plan;
+  std::tie(plan.tp, plan.pp, plan.dp, plan.micro_batch_size, plan.microbatches) = std::make_tuple(1, 2, 1, 1, 4);
+  plan.schedule = "Interleaved1F1B";
+  plan.virtual_stages = 2;
+  plan.split = planner::split_from_counts({8, 8, 8, 8}, 32);
+  const std::string even = planner::megatron_arguments(plan, 4, 4096);
+  EXPECT_NE(even.find("--num-virtual-stages-per-pipeline-rank 2"), std::string::npos) << even;
+  EXPECT_EQ(even.find("virtual-pipeline-model-parallel-size"), std::string::npos) << even;
+  plan.split = planner::split_from_counts({7, 9, 8, 8}, 32);
+  const std::string uneven = planner::megatron_arguments(plan, 4, 4096);
+  EXPECT_NE(uneven.find("--pipeline-model-parallel-layout"), std::string::npos) << uneven;
+  EXPECT_EQ(uneven.find("virtual-stages"), std::string::npos) << uneven;
 }
 
 TEST(MoePipeline, PlanFilesKeepTheExpertLayout) {
