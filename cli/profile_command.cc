@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/profile_gemm_command.h"
 #include "commands/option_use.h"
 #include "commands/output_files.h"
 #include "commands/terminal_progress.h"
@@ -112,7 +113,11 @@ void register_profile_command(CLI::App& app) {
   command->add_option("--micro-batch-size", options->micro_batch_sizes, "Micro-batch sizes, e.g. 1,2,4")
       ->capture_default_str();
   command->add_option("--seq", options->seq_lens, "Sequence lengths, e.g. 128,512")->capture_default_str();
-  command->add_option("--tp", options->tp, "Tensor-parallel shard (the cpu backend runs t = 1)")->capture_default_str();
+  command
+      ->add_option("--tp", options->tp,
+                   "Tensor-parallel size: one rank's shard of the layers (heads, key-value groups, MLP and vocabulary "
+                   "over t) on one device")
+      ->capture_default_str();
   command->add_option("--warmup", options->warmup, "Runs before measuring")->capture_default_str();
   command->add_option("--repeats", options->repeats, "Measured runs (median and spread)")->capture_default_str();
   command->add_option("--out", options->out, "Profile YAML to write")->capture_default_str();
@@ -128,8 +133,9 @@ void register_profile_command(CLI::App& app) {
     commands::refuse_unread_options(*command, {}, "with `profile links` (give the links' options after 'links')");
     run_links(*options);
   });
-  command->callback([options, links] {
-    if (!links->parsed()) run_layers(*options);
+  CLI::App* gemm = register_profile_gemm_command(*command);
+  command->callback([options, links, gemm] {
+    if (!links->parsed() && !gemm->parsed()) run_layers(*options);
   });
 }
 

@@ -89,7 +89,7 @@ TabledLayers tabulate(const PlanRequest& request, const models::TrainingShape& s
             models::model_flops_per_microbatch(kinds, shape)};
   }
   models::ModelLayers layers = models::expand_layers(request.model, shape);
-  const ProfiledCosts profiled = apply_profile(*request.profile, request.model.name, shape, layers);
+  const ProfiledCosts profiled = apply_profile(*request.profile, request.model.name, shape, request.hardware, layers);
   return {LayerTable(layers, profiled.times), layers.transformer_layers(),
           models::model_flops_per_microbatch(layers, shape)};
 }

@@ -318,7 +318,8 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
   StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);
   models::ModelLayers costed = layers;
   std::optional<ProfiledCosts> profiled;
-  if (setup.profile != nullptr) profiled = apply_profile(*setup.profile, setup.model_name, setup.shape, costed);
+  if (setup.profile != nullptr)
+    profiled = apply_profile(*setup.profile, setup.model_name, setup.shape, hardware, costed);
   const LayerTable table = profiled ? LayerTable(costed, profiled->times) : LayerTable(costed, hardware, setup.shape);
   const ModelStageCosts costs = build_stage_costs(table, setup.shape, split, schedule);
   ModelSimulation result = simulate_stage_costs(schedule, costs, std::move(split), hardware, setup,

@@ -81,7 +81,8 @@ std::string kind_of(const models::LayerCost& layer) {
 }  // namespace
 
 ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string& model_name,
-                            const models::TrainingShape& shape, models::ModelLayers& layers) {
+                            const models::TrainingShape& shape, const models::HardwareConfig& hardware,
+                            models::ModelLayers& layers) {
   if (profile.model != model_name) {
     throw InputError(fmt::format("the profile measured '{}' but the model is '{}'; profile this model", profile.model,
                                  model_name));
@@ -114,11 +115,18 @@ ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string&
   for (models::LayerCost& layer : layers.layers) {
     const Estimate& e = by_kind.at(kind_of(layer));
     result.times.push_back(e.times);
+    if (shape.tp > 1) {
+      result.times.back().forward_s += models::pass_terms(layer.forward, hardware, shape).tp_comm_s;
+      result.times.back().backward_input_s += models::pass_terms(layer.backward_input, hardware, shape).tp_comm_s;
+    }
     layer.activation_bytes = std::llround(e.activation_bytes);
     layer.weight_grad_bytes = std::min<std::int64_t>(layer.activation_bytes, std::llround(e.weight_grad_bytes));
     layer.working_bytes = std::llround(e.working_bytes);
     // Logits are part of what the output layer keeps; the profile measures the whole.
     layer.logits_bytes = std::min(layer.logits_bytes, layer.activation_bytes);
+  }
+  if (shape.tp > 1) {
+    result.notes.push_back(fmt::format("t = {} collectives from {}'s time model", shape.tp, hardware.name));
   }
   return result;
 }

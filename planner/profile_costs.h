@@ -23,9 +23,12 @@ struct ProfiledCosts {
 // Replaces each layer's activation, weight-gradient and working bytes in
 // `layers` and returns its times. Throws InputError when the profile is of
 // another model or tensor-parallel size, lacks a layer kind, or the shape
-// recomputes activations (the profile measured without).
+// recomputes activations (the profile measured without). A profile at t > 1
+// measured one rank's shard on one device: the tensor-parallel collectives
+// the passes leave exposed are added from `hardware`'s time model.
 ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string& model_name,
-                            const models::TrainingShape& shape, models::ModelLayers& layers);
+                            const models::TrainingShape& shape, const models::HardwareConfig& hardware,
+                            models::ModelLayers& layers);
 
 // "profile FILE (cpu fp32 on <device>, <date>)" plus the notes.
 std::string profile_source(const std::string& file, const profiler::Profile& profile,

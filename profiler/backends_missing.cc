@@ -8,10 +8,16 @@
 namespace pipeplan::profiler {
 
 #ifndef PIPEPLAN_HAVE_CUDA
-Profile profile_layers_cuda(const ProfileRequest&) {
+namespace {
+[[noreturn]] void refuse_without_cuda() {
   throw InputError("this pipeplan was built without CUDA (nvcc not found): use --backend cpu, or rebuild where "
                    "/usr/local/cuda/bin/nvcc exists");
 }
+}  // namespace
+
+Profile profile_layers_cuda(const ProfileRequest&) { refuse_without_cuda(); }
+
+GemmSweep measure_gemms_cuda(const std::vector<GemmSize>&, int, int) { refuse_without_cuda(); }
 
 LinkProfile measure_links_nccl(std::int64_t, int, int) {
   throw InputError("this pipeplan was built without CUDA and NCCL: use --backend mpi, or rebuild with CUDA");

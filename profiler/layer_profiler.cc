@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "profiler/cpu/model_builder.h"
 #include "profiler/memory_probe.h"
+#include "profiler/tensor_parallel_shard.h"
 
 namespace pipeplan::profiler {
 namespace {
@@ -133,9 +134,10 @@ void report_progress(const ProfileRequest& request, std::size_t done, const std:
   request.progress(done, total, kind.empty() ? "done" : fmt::format("{}, b={}, seq={}", kind, micro_batch_size, seq_len));
 }
 
-Profile profile_layers_cpu(const ProfileRequest& request) {
-  if (request.repeats < 1 || request.warmup < 0) throw InputError("--repeats must be >= 1 and --warmup >= 0");
-  Profile profile = new_profile(request, cpu_description(), "cpu", "fp32");
+Profile profile_layers_cpu(const ProfileRequest& asked) {
+  if (asked.repeats < 1 || asked.warmup < 0) throw InputError("--repeats must be >= 1 and --warmup >= 0");
+  const ProfileRequest request = shard_request(asked);  // one rank's share of a t-way shard
+  Profile profile = new_profile(asked, cpu_description(), "cpu", "fp32");
   const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   for (int b : request.micro_batch_sizes) {
     for (int s : request.seq_lens) {
@@ -143,7 +145,6 @@ Profile profile_layers_cpu(const ProfileRequest& request) {
       models::TrainingShape shape;
       shape.micro_batch_size = b;
       shape.seq_len = s;
-      shape.tp = request.tp;
       check_fits(request, shape);
       for (const ProfiledLayer& run : runs) {
         report_progress(request, profile.layers.size(), run.kind, b, s);

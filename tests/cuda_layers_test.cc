@@ -25,6 +25,7 @@
 #include "profiler/cuda/device_layer.h"
 #include "profiler/cuda/device_memory.h"
 #include "profiler/cuda/device_tensor.h"
+#include "tests/gemm_sweep_checks.h"
 
 namespace pipeplan::profiler {
 namespace {
@@ -385,16 +386,37 @@ TEST(CudaProfile, RefusesShapesThatDoNotFit) {
   }
 }
 
-TEST(CudaProfile, RefusesTensorParallelism) {
+TEST(CudaProfile, AShardCountsWhatTheCpuBackendCounts) {
+  SKIP_WITHOUT_GPU();
+  // t = 2: one rank's half of the heads, groups, MLP and vocabulary, the
+  // same layers the CPU backend runs for the same request.
   ProfileRequest request;
   request.model = tiny();
   request.tp = 2;
-  try {
-    profile_layers_cuda(request);
-    ADD_FAILURE() << "no error";
-  } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("use --tp 1"), std::string::npos) << error.what();
+  request.seq_lens = {64};
+  request.warmup = 0;
+  request.repeats = 1;
+  const Profile gpu = profile_layers_cuda(request);
+  const Profile cpu = profile_layers_cpu(request);
+  EXPECT_EQ(gpu.tp, 2);
+  ASSERT_EQ(gpu.layers.size(), cpu.layers.size());
+  for (std::size_t i = 0; i < gpu.layers.size(); ++i) {
+    EXPECT_EQ(gpu.layers[i].layer, cpu.layers[i].layer);
+    EXPECT_DOUBLE_EQ(gpu.layers[i].forward_flops, cpu.layers[i].forward_flops) << gpu.layers[i].layer;
+    EXPECT_DOUBLE_EQ(gpu.layers[i].backward_weight_flops, cpu.layers[i].backward_weight_flops) << gpu.layers[i].layer;
   }
+}
+
+TEST(CudaGemmSweep, TimesEachShapeBelowThePeak) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<GemmSize> sizes{{256, 512, 1024, ""}, {1024, 1024, 1024, "square"}};
+  const GemmSweep sweep = measure_gemms_cuda(sizes, 1, 3);
+  EXPECT_EQ(sweep.backend, "cuda");
+  EXPECT_EQ(sweep.dtype, "bf16");
+  ASSERT_EQ(sweep.shapes.size(), 2u);
+  pipeplan::testing::expect_consistent_sweep(sweep, 3);
+  // No bf16 tensor core of today reaches 5 PFLOP/s dense.
+  for (const GemmMeasurement& g : sweep.shapes) EXPECT_LT(g.flops_per_s(), 5e15);
 }
 
 TEST(CudaProfile, WithoutAGpuSaysToUseTheCpuBackend) {

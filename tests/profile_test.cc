@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "models/hardware.h"
 #include "models/layers.h"
 #include "models/model_config.h"
 #include "planner/model_simulation.h"
@@ -200,7 +201,8 @@ TEST(ProfileCosts, OtherShapesAreInterpolatedAndSaySo) {
   shape.micro_batch_size = 3;  // between nothing: extrapolated from 1 and 2
   shape.seq_len = 32;
   models::ModelLayers layers = models::expand_layers(tiny, shape);
-  const planner::ProfiledCosts costs = planner::apply_profile(cached_tiny_profile(), "tiny", shape, layers);
+  const planner::ProfiledCosts costs =
+      planner::apply_profile(cached_tiny_profile(), "tiny", shape, models::load_hardware("cpu"), layers);
   ASSERT_FALSE(costs.notes.empty());
   EXPECT_NE(costs.notes.front().find("extrapolat"), std::string::npos) << costs.notes.front();
 }
@@ -209,7 +211,8 @@ TEST(ProfileCosts, AProfileOfAnotherModelIsRefused) {
   models::ModelConfig model = models::load_model("llama3-8b");
   models::TrainingShape shape;
   models::ModelLayers layers = models::expand_layers(model, shape);
-  EXPECT_THROW(planner::apply_profile(cached_tiny_profile(), "llama3-8b", shape, layers), InputError);
+  EXPECT_THROW(planner::apply_profile(cached_tiny_profile(), "llama3-8b", shape, models::load_hardware("cpu"), layers),
+               InputError);
 }
 
 TEST(Profiler, RefusesWhatItCannotRun) {

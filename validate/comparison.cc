@@ -122,7 +122,7 @@ Comparison compare_runs(const std::vector<RankResult>& measured, const planner::
   }
   const double ranks = static_cast<double>(measured.size());
   comparison.measured_bubble_rate = cost > 0 ? 1 - busy_total / (ranks * cost) : 0;
-  comparison.bubble_error_pct = error_pct(comparison.predicted_bubble_rate, comparison.measured_bubble_rate);
+  comparison.bubble_error_points = (comparison.predicted_bubble_rate - comparison.measured_bubble_rate) * 100;
   // Idle against the iteration (the largest rank span), as the simulator
   // counts it: the ranks' idle times sum to the bubble.
   for (RankComparison& figures : comparison.rank_figures) {
@@ -155,7 +155,7 @@ std::string comparison_json(const Comparison& c) {
                {"iteration_error_pct", c.iteration_error_pct},
                {"measured_bubble_rate", c.measured_bubble_rate},
                {"predicted_bubble_rate", c.predicted_bubble_rate},
-               {"bubble_error_pct", c.bubble_error_pct},
+               {"bubble_error_points", c.bubble_error_points},
                {"notes", c.notes},
                {"settings", c.settings},
                {"measured_iterations_s", c.measured_iterations_s},
@@ -175,10 +175,10 @@ std::string comparison_json(const Comparison& c) {
 std::string comparison_summary(const Comparison& c) {
   std::string text = fmt::format(
       "{} on {} {} ranks, {} micro-batches ({})\niteration: measured {:.2f} ms (median of {}), predicted {:.2f} ms, "
-      "error {:+.1f}%\nbubble rate: measured {:.3f}, predicted {:.3f}, error {:+.1f}%\n",
+      "error {:+.1f}%\nbubble rate: measured {:.3f}, predicted {:.3f}, error {:+.1f} points\n",
       c.schedule, c.ranks, c.backend, c.microbatches, c.cost_source, c.measured_iteration_s * 1e3,
       c.measured_iterations_s.size(), c.predicted_iteration_s * 1e3, c.iteration_error_pct, c.measured_bubble_rate,
-      c.predicted_bubble_rate, c.bubble_error_pct);
+      c.predicted_bubble_rate, c.bubble_error_points);
   for (const std::string& note : c.notes) text += fmt::format("note: {}\n", note);
   text += fmt::format("{:>4} {:>21} {:>21} {:>25} {:>25}\n", "rank", "busy ms meas/pred", "idle ms meas/pred",
                       "activations meas/pred", "peak memory meas/pred");

@@ -45,7 +45,9 @@ struct Comparison {
   double iteration_error_pct = 0;  // (predicted - measured) / measured
   double measured_bubble_rate = 0;
   double predicted_bubble_rate = 0;
-  double bubble_error_pct = 0;  // (predicted - measured) / measured
+  // predicted - measured, in points of the step: a relative error of a
+  // rate near zero (one rank, no bubble) says nothing.
+  double bubble_error_points = 0;
   // Why the prediction is what it is: re-profiled on these ranks, and how
   // it differs from the figures the plan file carries.
   std::vector<std::string> notes;

@@ -19,6 +19,7 @@
 #include "profiler/cuda/device_memory_estimate.h"
 #include "profiler/cuda/stream_timer.h"
 #include "profiler/cuda/tensor_access.h"
+#include "profiler/tensor_parallel_shard.h"
 
 namespace pipeplan::profiler {
 namespace {
@@ -45,7 +46,6 @@ void check_request(const ProfileRequest& request) {
   if (request.micro_batch_sizes.empty() || request.seq_lens.empty()) {
     throw InputError("--micro-batch-size and --seq need at least one value each");
   }
-  if (request.tp != 1) throw InputError("the cuda backend runs without tensor parallelism; use --tp 1");
   if (cuda_device_count() == 0) {
     throw InputError(
         fmt::format("--backend cuda: no CUDA GPU found ({}): use --backend cpu", cuda_unavailable_reason()));
@@ -129,11 +129,12 @@ LayerMeasurement PassRunner::measure(DeviceLayer& layer, const models::TrainingS
 
 }  // namespace
 
-Profile profile_layers_cuda(const ProfileRequest& request) {
-  check_request(request);
+Profile profile_layers_cuda(const ProfileRequest& asked) {
+  check_request(asked);
+  const ProfileRequest request = shard_request(asked);  // one rank's share of a t-way shard
   auto context = std::make_shared<DeviceContext>(0);
   check_fits(request, *context);
-  Profile profile = new_profile(request, cuda_device_name(context->device()), "cuda", "bf16");
+  Profile profile = new_profile(asked, cuda_device_name(context->device()), "cuda", "bf16");
   const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   const CudaModelOptions options{request.seed, request.warmup + request.repeats};
   PassRunner runner(context, request);
