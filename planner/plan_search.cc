@@ -249,14 +249,19 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   std::vector<SearchTally> tallies(groups.size());
   parallel_for(groups.size(), request.threads,
                [&](std::size_t g) { evaluator.enumerate_group(g, per_group[g], tallies[g]); });
+  // Gathered into one vector sized once, each group's memory handed back as
+  // it is moved: a million candidates are held once, not twice.
+  std::size_t candidates = 0;
+  for (const std::vector<PendingCandidate>& group : per_group) candidates += group.size();
   std::vector<PendingCandidate> pending;
+  pending.reserve(candidates);
   std::vector<UnfittedCandidate> unfitted;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     for (PendingCandidate& candidate : per_group[g]) pending.push_back(std::move(candidate));
+    std::vector<PendingCandidate>().swap(per_group[g]);
     for (const auto& [reason, count] : tallies[g].rejected) result.rejected[reason] += count;
     unfitted.insert(unfitted.end(), tallies[g].unfitted.begin(), tallies[g].unfitted.end());
   }
-  std::vector<std::vector<PendingCandidate>>().swap(per_group);  // moved from: its memory back
   for (const auto& [reason, count] : space.rejected()) result.rejected[reason] += count;
 
   // Best bound first: a candidate is bounded before its schedule is
