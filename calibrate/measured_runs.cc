@@ -19,9 +19,30 @@ class RunReader {
 
   MeasuredRun read() const {
     check_keys(node_, file_, "a run",
-               {"name", "source", "model", "hardware", "gpus", "tp", "cp", "pp", "vp", "micro_batch_size", "global_batch",
-                "seq", "schedule", "recompute", "sequence_parallel", "distributed_optimizer",
-                "overlap_grad_reduce", "overlap_param_gather", "grad_reduce_in_bf16", "tp_comm_overlap", "precision", "step_time", "mfu",
+               {"name",
+                "source",
+                "model",
+                "hardware",
+                "gpus",
+                "tp",
+                "cp",
+                "pp",
+                "vp",
+                "micro_batch_size",
+                "global_batch",
+                "seq",
+                "schedule",
+                "recompute",
+                "recompute_modules",
+                "sequence_parallel",
+                "distributed_optimizer",
+                "overlap_grad_reduce",
+                "overlap_param_gather",
+                "grad_reduce_in_bf16",
+                "tp_comm_overlap",
+                "precision",
+                "step_time",
+                "mfu",
                 "peak_memory"});
     MeasuredRun run;
     run.place = fmt::format("{}:{}", file_, node_.Mark().line + 1);
@@ -43,6 +64,13 @@ class RunReader {
       run.recompute = parse_at(
           node_["recompute"], file_, "recompute",
           [](const std::string& value, const std::string&) { return models::parse_recompute(value, "'recompute'"); });
+    }
+    if (node_["recompute_modules"]) {
+      if (run.recompute != models::Recompute::kSelective) fail("recompute_modules", "needs 'recompute: selective'");
+      run.recompute_modules = parse_at(node_["recompute_modules"], file_, "recompute_modules",
+                                       [](const std::string& value, const std::string&) {
+                                         return models::parse_recompute_modules(value, "'recompute_modules'");
+                                       });
     }
     run.sequence_parallel = flag("sequence_parallel");
     run.distributed_optimizer = flag("distributed_optimizer");
@@ -167,6 +195,7 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.dp = run.gpus / (run.tp * run.cp * run.pp);
   shape.sequence_parallel = run.sequence_parallel;
   shape.recompute = run.recompute;
+  shape.recompute_modules = run.recompute_modules;
   shape.zero = run.distributed_optimizer ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
   shape.pipelined = run.pp > 1;
   shape.overlap_grad_reduce = run.overlap_grad_reduce;

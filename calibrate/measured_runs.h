@@ -26,6 +26,7 @@ struct MeasuredRun {
   int seq = 0;
   std::string schedule;  // default: Interleaved1F1B when vp > 1, else 1F1B
   models::Recompute recompute = models::Recompute::kNone;
+  unsigned recompute_modules = models::kDefaultRecomputeModules;  // with selective
   bool sequence_parallel = false;
   bool distributed_optimizer = false;  // Megatron's: ZeRO-1 over the data-parallel ranks
   bool overlap_grad_reduce = false;    // Megatron's --overlap-grad-reduce

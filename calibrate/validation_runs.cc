@@ -95,6 +95,7 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   run.seq = plan.seq_len;
   run.schedule = candidate.schedule;
   run.recompute = candidate.recompute;
+  run.recompute_modules = candidate.recompute_modules;
   run.pipeline_only = true;
   // The split the plan file states as a Megatron layout (what validate ran).
   run.split = plan.layout.empty() ? candidate.split

@@ -99,8 +99,8 @@ void run_show(const ShowOptions& options) {
   if (!options.json) {
     std::cout << fmt::format("{} ({}): b={} s={} t={}{}{} recompute {}{}\n", model.name, model.source,
                              shape.micro_batch_size, shape.seq_len, shape.tp,
-                             shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "",
-                             shape.sequence_parallel ? " +SP" : "", models::recompute_name(shape.recompute),
+                             shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", shape.sequence_parallel ? " +SP" : "",
+                             models::recompute_label(shape.recompute, shape.recompute_modules),
                              hardware ? ", times on " + hardware->name : "");
     print_table(layers, hardware, shape);
     return;

@@ -24,8 +24,11 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
       ->capture_default_str();
   command.add_flag("--sequence-parallel,!--no-sequence-parallel", options.sequence_parallel,
                    "Megatron sequence parallelism: norms and dropout split over the t ranks (default: off)");
-  command.add_option("--recompute", options.recompute, "Activation recomputation: none, selective or full")
-      ->capture_default_str();
+  command.add_option("--recompute", options.recompute,
+                     "Activation recomputation: none (the default), selective or full");
+  command.add_option("--recompute-modules", options.recompute_modules,
+                     "Megatron's --recompute-modules for selective recomputation, comma-separated: core_attn (the "
+                     "default), moe_act, layernorm; implies --recompute selective");
   command.add_flag("--no-flash-attention", options.no_flash_attention,
                    "Store the attention scores (5as^2b bytes per layer) as without FlashAttention");
   if (!with_data_parallel) return;
@@ -140,6 +143,20 @@ void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, i
   }
 }
 
+void apply_recompute_options(const std::optional<std::string>& recompute, const std::string& modules,
+                             models::TrainingShape& shape) {
+  if (recompute) shape.recompute = models::parse_recompute(*recompute);
+  if (modules.empty()) return;
+  if (recompute && shape.recompute != models::Recompute::kSelective) {
+    throw InputError(
+        fmt::format("--recompute-modules recomputes parts of each block: use it with --recompute "
+                    "selective or without --recompute, not with --recompute {}",
+                    *recompute));
+  }
+  shape.recompute = models::Recompute::kSelective;
+  shape.recompute_modules = models::parse_recompute_modules(modules);
+}
+
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model,
                                      int pipeline_ranks) {
   for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
@@ -157,7 +174,8 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.cp = options.cp;
   shape.dp = options.dp;
   shape.sequence_parallel = options.sequence_parallel;
-  shape.recompute = models::parse_recompute(options.recompute);
+  shape.recompute = models::Recompute::kNone;
+  apply_recompute_options(options.recompute, options.recompute_modules, shape);
   shape.flash_attention = !options.no_flash_attention;
   shape.zero = static_cast<models::ZeroStage>(options.zero);
   shape.pipelined = pipeline_ranks > 1;

@@ -114,8 +114,8 @@ std::string heading(const ModelRun& run, int gpus, const std::string& after_toke
                                             shape.moe_dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
                               : "",
       shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
-      shape.micro_batch_size, shape.seq_len, after_tokens, models::recompute_name(shape.recompute),
-      shape.fp8 ? ", fp8" : "");
+      shape.micro_batch_size, shape.seq_len, after_tokens,
+      models::recompute_label(shape.recompute, shape.recompute_modules), shape.fp8 ? ", fp8" : "");
 }
 
 CommandOutput model_output(const planner::ModelSimulation& result, const ModelRun& run,
@@ -141,6 +141,9 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["micro_batch_size"] = shape.micro_batch_size;
   output.json["seq"] = shape.seq_len;
   output.json["recompute"] = std::string(models::recompute_name(shape.recompute));
+  if (shape.recompute == models::Recompute::kSelective) {
+    output.json["recompute_modules"] = models::recompute_modules_name(shape.recompute_modules);
+  }
   output.json["sequence_parallel"] = shape.sequence_parallel;
   output.json["overlap_grad_reduce"] = shape.overlap_grad_reduce;
   output.json["overlap_param_gather"] = shape.overlap_param_gather;
@@ -245,7 +248,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
     shape.zero = static_cast<models::ZeroStage>(given_shape.zero);
   }
   if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
-  if (has("recompute")) shape.recompute = models::parse_recompute(given_shape.recompute);
+  if (has("recompute") || has("recompute-modules")) {
+    apply_recompute_options(has("recompute") ? given_shape.recompute : std::nullopt, given_shape.recompute_modules,
+                            shape);
+  }
   if (has("no-flash-attention")) shape.flash_attention = false;
   const models::RuntimeFlags& given_flags = given_shape.runtime;
   if (has("overlap-grad-reduce")) shape.overlap_grad_reduce = given_flags.overlap_grad_reduce;
@@ -347,6 +353,7 @@ const std::vector<std::string_view>& plan_override_options() {
                                                       "cp",
                                                       "sequence-parallel",
                                                       "recompute",
+                                                      "recompute-modules",
                                                       "no-flash-attention",
                                                       "dp",
                                                       "ep",

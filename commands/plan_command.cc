@@ -29,7 +29,7 @@ struct PlanOptions {
   std::optional<std::string> memory_cap;
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero, ep, etp;
   RoutingOptions routing;
-  std::optional<std::string> schedule, recompute;
+  std::optional<std::string> schedule, recompute, recompute_modules;
   bool sequence_parallel = false;
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
   bool allow_long_context = false;
@@ -128,6 +128,15 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   request.virtual_stages = options.virtual_stages;
   request.schedule = options.schedule;
   if (options.recompute) request.recompute = models::parse_recompute(*options.recompute);
+  if (options.recompute_modules) {
+    if (request.recompute && *request.recompute != models::Recompute::kSelective) {
+      throw InputError(
+          fmt::format("--recompute-modules recomputes parts of each block: use it with --recompute "
+                      "selective or without --recompute, not with --recompute {}",
+                      *options.recompute));
+    }
+    request.recompute_modules = models::parse_recompute_modules(*options.recompute_modules);
+  }
   if (options.layers && options.layout) throw InputError("give --layers or --layout, not both");
   if (options.layers) request.layer_counts = planner::parse_layer_counts(*options.layers);
   request.layout = options.layout;
@@ -153,8 +162,10 @@ planner::PlanRequest make_request(const PlanOptions& options) {
 std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanOptions& options) {
   std::vector<std::string> advice{"more GPUs"};
   if (closest == nullptr || closest->recompute != models::Recompute::kFull) {
-    advice.push_back(options.recompute ? "--recompute full instead of --recompute " + *options.recompute
-                                       : "--recompute full");
+    const std::string given = options.recompute_modules ? "--recompute-modules " + *options.recompute_modules
+                              : options.recompute       ? "--recompute " + *options.recompute
+                                                        : "";
+    advice.push_back(given.empty() ? "--recompute full" : "--recompute full instead of " + given);
   }
   if (closest == nullptr || closest->micro_batch_size > 1) advice.push_back("a smaller --micro-batch-size");
   if (options.tp || options.pp) advice.push_back("leaving --tp and --pp to the search");
@@ -181,8 +192,9 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
           std::pair{"--zero", options.zero.has_value()}, std::pair{"--schedule", options.schedule.has_value()},
           std::pair{"--virtual", options.virtual_stages.has_value()},
           std::pair{"--micro-batch-size", options.micro_batch_size.has_value()},
-          std::pair{"--recompute", options.recompute.has_value()}, std::pair{"--layers", options.layers.has_value()},
-          std::pair{"--layout", options.layout.has_value()}}) {
+          std::pair{"--recompute", options.recompute.has_value()},
+          std::pair{"--recompute-modules", options.recompute_modules.has_value()},
+          std::pair{"--layers", options.layers.has_value()}, std::pair{"--layout", options.layout.has_value()}}) {
       if (given) fixed.push_back(name);
     }
     throw InputError(fmt::format("no candidate can run the fixed choices (rejected: {}); relax {}", reasons,
@@ -194,7 +206,7 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
     const planner::PlanCandidate& c = *lowest;
     closest = fmt::format("the smallest peak found is {} (t={} c={} p={} d={}, micro-batch {}, {}, recompute {})",
                           format_bytes(c.max_peak_bytes), c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.schedule,
-                          models::recompute_name(c.recompute));
+                          models::recompute_label(c.recompute, c.recompute_modules));
   }
   throw InputError(fmt::format("no plan fits the memory cap of {}: {}; try {}",
                                format_bytes(search.memory_cap_bytes), closest,
@@ -272,6 +284,9 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--schedule", options->schedule, "Fix the schedule");
   command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");
   command->add_option("--recompute", options->recompute, "Fix recomputation: none, selective or full");
+  command->add_option("--recompute-modules", options->recompute_modules,
+                      "Fix selective recomputation to Megatron's --recompute-modules, comma-separated: core_attn (the "
+                      "default), moe_act, layernorm");
   command->add_option("--layers", options->layers,
                       "Evaluate this split (transformer layers per stage, e.g. 18,22,22,18) instead of searching one");
   command->add_option("--layout", options->layout, "Evaluate this Megatron layout, e.g. 'Et*18|t*22|t*22|t*18L'");

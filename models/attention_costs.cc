@@ -18,6 +18,7 @@ void add_norm_and_residual(BlockCost& block, const ModelConfig& model, const Ran
   block.stored_whole += e * h + (model.dropout ? h : 0);
   // Norm: read + write; residual add: two reads, one write; 1-byte mask.
   block.traffic_whole += 2.0 * e * h + 3.0 * e * h + (model.dropout ? h : 0);
+  block.norm_traffic_whole += 2.0 * e * h;
 }
 
 // The attention core (Q K^T, softmax, dropout, scores x V) over the full
@@ -71,8 +72,10 @@ BlockCost grouped_query_attention(const ModelConfig& model, const RankShape& sha
   add_gemm(block, shape, static_cast<double>(shape.tokens), h, q + 2 * kv, Split::kColumns);
   add_gemm(block, shape, static_cast<double>(shape.tokens), q, h, Split::kRows);
   add_core(block, model, shape, model.head_dim, model.head_dim, 2 * shape.split(kv));
-  // QKV input (whole); Q, K, V (after rope) and the output projection's input.
+  // QKV input (whole: the pre-norm's output); Q, K, V (after rope) and the
+  // output projection's input.
   block.stored_whole += e * h;
+  block.norm_output_whole += e * h;
   block.stored_split += e * (qkv_rank + q_rank);
   // W needs each linear's input and output gradient: QKV (h in, q+2kv out),
   // output projection (q in, h out).
@@ -118,6 +121,7 @@ BlockCost latent_attention(const ModelConfig& model, const RankShape& shape) {
   // Whole: the down-projections' input, the latent vectors before and after
   // their norms. Split: Q, K, V and the output projection's input.
   block.stored_whole += e * (h + 2 * q_lora + 2 * kv_lora);
+  block.norm_output_whole += e * h;
   block.stored_split += e * heads_rank * (2 * qk_head + 2 * mla.v_head_dim);
   block.wgrad_whole += e * (h + 2 * q_lora + kv_down + kv_lora + h);
   block.wgrad_split += e * heads_rank * (qk_head + mla.qk_nope_head_dim + 2 * mla.v_head_dim);

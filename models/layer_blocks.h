@@ -63,6 +63,15 @@ struct BlockCost {
   double traffic_whole = 0;   // forward elementwise bytes per token
   double traffic_split = 0;
   double traffic_scores = 0;  // forward softmax and dropout over the scores
+
+  // What Megatron's recompute modules drop (of the stored bytes above, per
+  // token) and the elementwise bytes that recompute them in the backward:
+  // layernorm, the pre-norm's output (whole), and moe_act, the routed
+  // experts' activation output (split).
+  std::int64_t norm_output_whole = 0;
+  double norm_traffic_whole = 0;
+  std::int64_t activation_split = 0;
+  double activation_traffic_split = 0;
 };
 
 // Which side of a linear layer's weight the tensor-parallel ranks split:

@@ -211,9 +211,19 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   return pass;
 }
 
+// Per token of the micro-batch, what the selective `modules` drop from a
+// block's stored bytes (they live during its backward only).
+std::int64_t dropped_bytes(const BlockCost& attention, const BlockCost& mlp, const RankShape& shape, unsigned modules) {
+  std::int64_t dropped = 0;
+  if ((modules & kCoreAttention) != 0) dropped += attention.stored_scores;
+  if ((modules & kLayerNorm) != 0) dropped += shape.whole(attention.norm_output_whole + mlp.norm_output_whole);
+  if ((modules & kMoeActivation) != 0) dropped += shape.tokens * mlp.activation_split;
+  return dropped;
+}
+
 // M_B, M_W and the transient bytes of one block under `recompute`.
 void set_memory(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const RankShape& shape,
-                Recompute recompute, std::int64_t hidden) {
+                Recompute recompute, unsigned modules, std::int64_t hidden) {
   const std::int64_t tokens = shape.tokens;
   const std::int64_t scores = attention.stored_scores;
   const std::int64_t all = shape.whole(attention.stored_whole + mlp.stored_whole) +
@@ -221,9 +231,11 @@ void set_memory(LayerCost& layer, const BlockCost& attention, const BlockCost& m
   if (recompute == Recompute::kNone) {
     layer.activation_bytes = all;
   } else if (recompute == Recompute::kSelective) {
-    // The attention core is recomputed: its scores live only during B.
-    layer.activation_bytes = all - scores;
-    layer.working_bytes = scores;
+    // The recomputed modules' tensors (the attention core's scores by
+    // default) live only during B.
+    const std::int64_t dropped = dropped_bytes(attention, mlp, shape, modules);
+    layer.activation_bytes = all - dropped;
+    layer.working_bytes = dropped;
   } else {
     // Only the block's input is kept; B re-materialises everything.
     layer.activation_bytes = shape.whole(hidden * shape.element);
@@ -252,13 +264,22 @@ void add_fp8_casts(LayerCost& layer) {
 }
 
 // Adds the recomputed forward to the input-gradient pass.
-void add_recompute(LayerCost& layer, const BlockCost& attention, Recompute recompute) {
+void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const RankShape& shape,
+                   Recompute recompute, unsigned modules) {
   PassWork& backward = layer.backward_input;
   const PassWork& forward = layer.forward;
   if (recompute == Recompute::kSelective) {
-    backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
-    backward.memory_bytes += attention.traffic_scores;
-    layer.recompute_flops = forward.attention_flops();
+    const double tokens = static_cast<double>(shape.tokens);
+    if ((modules & kCoreAttention) != 0) {
+      backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
+      backward.memory_bytes += attention.traffic_scores;
+      layer.recompute_flops = forward.attention_flops();
+    }
+    if ((modules & kLayerNorm) != 0) {
+      const double norms = attention.norm_traffic_whole + mlp.norm_traffic_whole;
+      backward.memory_bytes += tokens * (shape.sequence_parallel ? norms / shape.tp : norms);
+    }
+    if ((modules & kMoeActivation) != 0) backward.memory_bytes += tokens * mlp.activation_traffic_split;
   } else if (recompute == Recompute::kFull) {
     backward.gemms.insert(backward.gemms.end(), forward.gemms.begin(), forward.gemms.end());
     backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
@@ -271,7 +292,7 @@ void add_recompute(LayerCost& layer, const BlockCost& attention, Recompute recom
 }
 
 LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,
-                            const RankShape& shape, Recompute recompute, bool moe) {
+                            const RankShape& shape, Recompute recompute, unsigned modules, bool moe) {
   LayerCost layer;
   layer.kind = LayerKind::kTransformer;
   layer.moe = moe;
@@ -299,11 +320,11 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   // W: each GEMM's weight-gradient GEMM (W = 24sbh^2).
   for (const GemmWork& gemm : layer.forward.gemms) layer.backward_weight.gemms.push_back(gemm.weight_gradient());
   add_fp8_casts(layer);
-  set_memory(layer, attention, mlp, shape, recompute, model.hidden);
+  set_memory(layer, attention, mlp, shape, recompute, modules, model.hidden);
   // Context parallelism's backward holds two K,V blocks and two dK,dV
   // blocks of the ring in flight.
   for (const AttentionWork& core : layer.forward.attention) layer.working_bytes += static_cast<std::int64_t>(4 * core.exchange_bytes);
-  add_recompute(layer, attention, recompute);
+  add_recompute(layer, attention, mlp, shape, recompute, modules);
   layer.output_bytes = shape.split(shape.tokens * model.hidden * shape.element);
   return layer;
 }
@@ -355,13 +376,13 @@ LayerKinds expand_layer_kinds(const ModelConfig& model, const TrainingShape& sha
   int dense = -1, moe = -1;
   if (first_moe > 0) {
     dense = static_cast<int>(result.kinds.size());
-    result.kinds.push_back(
-        transformer_layer(model, attention, detail::dense_mlp_block(model, rank), rank, shape.recompute, false));
+    result.kinds.push_back(transformer_layer(model, attention, detail::dense_mlp_block(model, rank), rank,
+                                             shape.recompute, shape.recompute_modules, false));
   }
   if (first_moe < model.layers) {
     moe = static_cast<int>(result.kinds.size());
-    result.kinds.push_back(
-        transformer_layer(model, attention, detail::moe_block(model, rank), rank, shape.recompute, true));
+    result.kinds.push_back(transformer_layer(model, attention, detail::moe_block(model, rank), rank, shape.recompute,
+                                             shape.recompute_modules, true));
   }
   const int output = static_cast<int>(result.kinds.size());
   result.kinds.push_back(detail::output_layer(model, rank));

@@ -42,6 +42,7 @@ void add_norm_and_residual(BlockCost& block, const ModelConfig& model, const Ran
   block.params_per_rank += norm_params(model, h);
   block.stored_whole += e * h + (model.dropout ? h : 0);
   block.traffic_whole += 2.0 * e * h + 3.0 * e * h + (model.dropout ? h : 0);
+  block.norm_traffic_whole += 2.0 * e * h;
 }
 
 }  // namespace
@@ -58,8 +59,9 @@ BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape) {
   block.params_per_rank = mlp_params(model, model.ffn, shape.tp);
   add_gemm(block, shape, static_cast<double>(shape.tokens), h, full.up_width, Split::kColumns);
   add_gemm(block, shape, static_cast<double>(shape.tokens), model.ffn, h, Split::kRows);
-  // fc1 input whole; the ffn-wide tensors split.
+  // fc1 input whole (the pre-norm's output); the ffn-wide tensors split.
   block.stored_whole += e * h;
+  block.norm_output_whole += e * h;
   block.stored_split += e * rank.stored_tensors * ffn_rank;
   // W: fc1 input and output gradient, fc2 input and output gradient.
   block.wgrad_whole += 2 * e * h;
@@ -126,8 +128,13 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   // dispatched input and the expert output (for the routing-weight gradient).
   const double routed_whole = static_cast<double>(routed) * load;
   block.stored_whole += e * h + 4 * moe.experts + per_token(routed_whole * 2 * e * h);
+  block.norm_output_whole += e * h;  // the router's input
   block.stored_split += per_token(pairs * e * expert_rank.stored_tensors * ffn_expert) +
                         shared * e * shared_rank.stored_tensors * ffn_shared;
+  // Of those, each routed pair's activation output (fc2's input), which
+  // moe_act recomputes from fc1's output.
+  block.activation_split = per_token(pairs * e * ffn_expert);
+  block.activation_traffic_split = pairs * e * expert_rank.act_traffic * ffn_expert;
   block.wgrad_whole += e * h + 4 * moe.experts + per_token(routed_whole * 2 * e * h) + shared * e * h;
   block.wgrad_split +=
       per_token(pairs * e * (expert_rank.up_width + ffn_expert)) + shared * e * (shared_rank.up_width + ffn_shared);

@@ -29,23 +29,4 @@ std::string_view moe_dispatcher_name(MoeDispatcher dispatcher) {
   return dispatcher == MoeDispatcher::kDeepEp ? "deepep" : "alltoall";
 }
 
-Recompute parse_recompute(std::string_view text, std::string_view field) {
-  if (text == "none") return Recompute::kNone;
-  if (text == "selective") return Recompute::kSelective;
-  if (text == "full") return Recompute::kFull;
-  throw InputError(fmt::format("{} must be none, selective or full, got '{}'", field, text));
-}
-
-std::string_view recompute_name(Recompute recompute) {
-  switch (recompute) {
-    case Recompute::kNone:
-      return "none";
-    case Recompute::kSelective:
-      return "selective";
-    case Recompute::kFull:
-      return "full";
-  }
-  return "none";
-}
-
 }  // namespace pipeplan::models

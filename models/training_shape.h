@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <string_view>
 
-namespace pipeplan::models {
+#include "models/recompute.h"
 
-enum class Recompute { kNone, kSelective, kFull };
+namespace pipeplan::models {
 
 // ZeRO / distributed optimizer sharding over the data-parallel group:
 // 0 none, 1 optimizer states (Megatron's distributed optimizer), 2 + gradients,
@@ -58,6 +58,7 @@ struct TrainingShape {
   bool moe_a2a_overlap = false;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
+  unsigned recompute_modules = kDefaultRecomputeModules;  // with kSelective: RecomputeModule bits
   bool flash_attention = true;  // attention scores are never stored
   // Transformer Engine's FP8 recipe (--precision fp8): the transformer
   // blocks' linear layers run in FP8; attention, norms, the embedding and
@@ -118,12 +119,8 @@ struct TrainingShape {
   }
 };
 
-// "none" | "selective" | "full"; throws InputError naming `field` (the
-// option, or a file's key).
-Recompute parse_recompute(std::string_view text, std::string_view field = "--recompute");
 // "alltoall" | "deepep"; throws InputError naming `field`.
 MoeDispatcher parse_moe_dispatcher(std::string_view text, std::string_view field = "--moe-dispatcher");
 std::string_view moe_dispatcher_name(MoeDispatcher dispatcher);
-std::string_view recompute_name(Recompute recompute);
 
 }  // namespace pipeplan::models

@@ -58,7 +58,7 @@ constexpr const char* kZeroWithoutReplicas =
     "--zero without data or context parallel replicas (d x c = 1), or ZeRO-2/3 with experts folded apart";
 
 models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
-                                  models::Recompute recompute) {
+                                  const RecomputeChoice& recompute) {
   models::TrainingShape shape;
   shape.micro_batch_size = group.micro_batch_size;
   shape.seq_len = request.seq_len;
@@ -74,7 +74,8 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.moe_dispatcher = group.ep > 1 ? request.moe_dispatcher : models::MoeDispatcher::kAllToAll;
   // Megatron's advice: sequence parallelism with tensor parallelism.
   shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
-  shape.recompute = recompute;
+  shape.recompute = recompute.recompute;
+  shape.recompute_modules = recompute.modules;
   shape.zero = zero;
   shape.pipelined = group.pp > 1;
   shape.apply(request.runtime);
@@ -237,6 +238,7 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.virtual_stages = choice.virtual_stages;
   candidate.schedule = choice.name;
   candidate.recompute = layers.shape.recompute;
+  candidate.recompute_modules = layers.shape.recompute_modules;
   candidate.sequence_parallel = layers.shape.sequence_parallel;
   candidate.zero = layers.shape.zero;
   candidate.runtime = layers.shape.runtime();
@@ -317,7 +319,7 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
     return;
   }
   for (models::ZeroStage zero : zeros) {
-    for (models::Recompute recompute : recomputes_) {
+    for (const RecomputeChoice& recompute : recomputes_) {
       const models::TrainingShape shape = group_shape(request_, group, zero, recompute);
       layers_[index].push_back(
           {shape, tabled_layers(shape), models::state_bytes(shape).total(), models::expert_state_bytes(shape).total()});
@@ -385,6 +387,7 @@ std::shared_ptr<const TabledLayers> CandidateEvaluator::tabled_layers(const mode
                      shape.ep,
                      shape.etp,
                      static_cast<int>(shape.recompute),
+                     static_cast<int>(shape.recompute_modules),
                      static_cast<int>(shape.zero),
                      shape.pipelined ? 1 : 0,
                      per_microbatch_shards ? shape.dp : 0};
@@ -405,7 +408,7 @@ bool CandidateEvaluator::weights_over_cap(const SearchGroup& group, const std::v
   if (!refuses || request_.profile) return false;
   double least = std::numeric_limits<double>::infinity();
   for (models::ZeroStage zero : zeros) {
-    const models::TrainingShape shape = group_shape(request_, group, zero, models::Recompute::kNone);
+    const models::TrainingShape shape = group_shape(request_, group, zero, RecomputeChoice{});
     // The weights of this t, ep and etp: tabled once for every b and c.
     models::TrainingShape weights = shape;
     weights.micro_batch_size = 1;

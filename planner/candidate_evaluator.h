@@ -100,7 +100,7 @@ class CandidateEvaluator {
   const std::vector<SearchGroup>& groups_;
   double cap_;
   std::vector<ScheduleChoice> schedules_;
-  std::vector<models::Recompute> recomputes_;
+  std::vector<RecomputeChoice> recomputes_;
   std::map<int, StageCountChoices> stage_counts_;   // by p
   std::vector<std::vector<LayerContext>> layers_;  // per group, filled by enumerate_group
   // (choice, p, m) -> what bounds its schedules before one is generated,
@@ -108,7 +108,7 @@ class CandidateEvaluator {
   std::map<std::tuple<std::size_t, int, int>, std::unique_ptr<ScheduleSlot>> schedule_cache_;
   // (group, layers, stages) -> the fastest split, shared by the schedules
   // with as many stages; filled as candidates are split.
-  using TableKey = std::array<int, 9>;
+  using TableKey = std::array<int, 10>;
   mutable std::mutex tables_mutex_;
   mutable std::map<TableKey, std::shared_ptr<const TabledLayers>> tables_;
   mutable std::mutex time_splits_mutex_;

@@ -76,7 +76,13 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
   if (plan.runtime.fp8) args += " --fp8-format hybrid";
   if (plan.runtime.moe_a2a_overlap) args += " --overlap-moe-expert-parallel-comm";
-  if (plan.recompute == models::Recompute::kSelective) args += " --recompute-granularity selective";
+  if (plan.recompute == models::Recompute::kSelective) {
+    args += " --recompute-granularity selective";
+    // Megatron's default is core_attn alone; any other set is named.
+    if (plan.recompute_modules != models::kDefaultRecomputeModules) {
+      args += " --recompute-modules " + models::recompute_modules_name(plan.recompute_modules, " ");
+    }
+  }
   if (plan.recompute == models::Recompute::kFull) {
     args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   }

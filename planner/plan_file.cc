@@ -94,6 +94,9 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Key << "schedule" << YAML::Value << p.schedule;
   out << YAML::Key << "virtual" << YAML::Value << p.virtual_stages;
   out << YAML::Key << "recompute" << YAML::Value << std::string(models::recompute_name(p.recompute));
+  if (p.recompute == models::Recompute::kSelective && p.recompute_modules != models::kDefaultRecomputeModules) {
+    out << YAML::Key << "recompute_modules" << YAML::Value << models::recompute_modules_name(p.recompute_modules);
+  }
   out << YAML::Key << "sequence_parallel" << YAML::Value << (p.sequence_parallel ? "true" : "false");
   out << YAML::Key << "zero" << YAML::Value << static_cast<int>(p.zero);
   models::RuntimeFlags runtime = p.runtime;
@@ -137,6 +140,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
               "schedule",
               "virtual",
               "recompute",
+              "recompute_modules",
               "sequence_parallel",
               "zero",
               "overlap_grad_reduce",
@@ -178,6 +182,15 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   p.recompute = parse_at(root["recompute"], path, "recompute", [](std::string_view text, std::string_view) {
     return models::parse_recompute(text, "'recompute'");
   });
+  if (root["recompute_modules"]) {
+    if (p.recompute != models::Recompute::kSelective) {
+      throw_at(path, root["recompute_modules"], "'recompute_modules' needs 'recompute: selective'");
+    }
+    p.recompute_modules =
+        parse_at(root["recompute_modules"], path, "recompute_modules", [](std::string_view text, std::string_view) {
+          return models::parse_recompute_modules(text, "'recompute_modules'");
+        });
+  }
   p.sequence_parallel = read_flag(root, "sequence_parallel", path);
   const int zero = read_int(root, "zero", path);
   if (zero < 0 || zero > 3) throw_at(path, root["zero"], "'zero' must be 0..3");

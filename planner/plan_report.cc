@@ -33,6 +33,8 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"schedule", c.schedule},
           {"virtual", c.virtual_stages},
           {"recompute", std::string(models::recompute_name(c.recompute))},
+          {"recompute_modules",
+           c.recompute == models::Recompute::kSelective ? models::recompute_modules_name(c.recompute_modules) : ""},
           {"sequence_parallel", c.sequence_parallel},
           {"zero", static_cast<int>(c.zero)},
           {"overlap_grad_reduce", c.runtime.overlap_grad_reduce},
@@ -81,8 +83,8 @@ std::string candidate_row(std::size_t index, const PlanCandidate& c, bool expert
   return fmt::format(
       "  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
       index, c.tp, c.cp, c.pp, c.dp, expert_cells(c, experts), static_cast<int>(c.zero), c.micro_batch_size,
-      c.microbatches, c.schedule, c.virtual_stages, models::recompute_name(c.recompute), c.tokens_per_s, c.mfu * 100,
-      c.iteration_time_s * 1e3, format_bytes(c.max_peak_bytes), counts_text(c.split));
+      c.microbatches, c.schedule, c.virtual_stages, models::recompute_label(c.recompute, c.recompute_modules),
+      c.tokens_per_s, c.mfu * 100, c.iteration_time_s * 1e3, format_bytes(c.max_peak_bytes), counts_text(c.split));
 }
 
 std::string table(const std::string& title, const std::vector<PlanCandidate>& candidates) {
@@ -152,7 +154,7 @@ std::string plan_report_text(const PlanReport& report) {
                                    : "",
                       plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "",
                       plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
-                      models::recompute_name(plan.recompute), plan.runtime.fp8 ? ", fp8" : "",
+                      models::recompute_label(plan.recompute, plan.recompute_modules), plan.runtime.fp8 ? ", fp8" : "",
                       counts_text(report.best.split));
   text += model_simulation_to_text(report.best);
   text += "\nMegatron's even split with the same settings:\n";

@@ -18,7 +18,8 @@ namespace {
 
 bool better(const PlanCandidate& a, const PlanCandidate& b, Objective objective) {
   const auto key = [](const PlanCandidate& c) {
-    return std::make_tuple(c.tp, c.pp, c.micro_batch_size, c.schedule, c.virtual_stages, static_cast<int>(c.recompute));
+    return std::make_tuple(c.tp, c.pp, c.micro_batch_size, c.schedule, c.virtual_stages, static_cast<int>(c.recompute),
+                           c.recompute_modules);
   };
   if (objective == Objective::kThroughput) {
     if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
@@ -177,6 +178,7 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   shape.moe_dispatcher = candidate.moe_dispatcher;
   shape.sequence_parallel = candidate.sequence_parallel;
   shape.recompute = candidate.recompute;
+  shape.recompute_modules = candidate.recompute_modules;
   shape.zero = candidate.zero;
   shape.pipelined = candidate.pp > 1;
   shape.apply(candidate.runtime);

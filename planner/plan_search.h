@@ -47,6 +47,8 @@ struct PlanRequest {
   models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
+  // Megatron's --recompute-modules (RecomputeModule bits): selective with these.
+  std::optional<unsigned> recompute_modules;
   std::optional<bool> sequence_parallel;
   std::optional<models::ZeroStage> zero;
   // How the framework runs: each flag is applied to the candidates it
@@ -77,6 +79,7 @@ struct PlanCandidate {
   models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
   std::string schedule;
   models::Recompute recompute = models::Recompute::kNone;
+  unsigned recompute_modules = models::kDefaultRecomputeModules;  // with selective
   bool sequence_parallel = false;
   models::ZeroStage zero = models::ZeroStage::kNone;
   models::RuntimeFlags runtime;  // the flags that applied to it

@@ -269,12 +269,13 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
   return choices;
 }
 
-std::vector<models::Recompute> recompute_choices(const PlanRequest& request) {
+std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
+  if (request.recompute_modules) return {{models::Recompute::kSelective, *request.recompute_modules}};
   // A profile measures passes without recomputation (apply_profile refuses
   // the others), so measured costs are searched without it.
-  if (request.profile && !request.recompute) return {models::Recompute::kNone};
-  if (request.recompute) return {*request.recompute};
-  return {models::Recompute::kNone, models::Recompute::kSelective, models::Recompute::kFull};
+  if (request.profile && !request.recompute) return {{models::Recompute::kNone}};
+  if (request.recompute) return {{*request.recompute}};
+  return {{models::Recompute::kNone}, {models::Recompute::kSelective}, {models::Recompute::kFull}};
 }
 
 }  // namespace pipeplan::planner

@@ -44,6 +44,13 @@ class SearchSpace {
 // LoopedBFS, InterleavedZeroBubble) with every v from 2 to layers / 2; or the
 // request's schedule (with its v, or the v values worth trying).
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
-std::vector<models::Recompute> recompute_choices(const PlanRequest& request);
+// Recomputation with, for selective, the modules it recomputes.
+struct RecomputeChoice {
+  models::Recompute recompute = models::Recompute::kNone;
+  unsigned modules = models::kDefaultRecomputeModules;
+};
+// none, selective (Megatron's default modules) and full; or what the
+// request fixes (its modules imply selective).
+std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request);
 
 }  // namespace pipeplan::planner

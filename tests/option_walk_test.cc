@@ -126,6 +126,7 @@ const Args kSimulate{
     {"cp", "--cp 2"},
     {"sequence-parallel", "--sequence-parallel"},
     {"recompute", "--recompute full"},
+    {"recompute-modules", "--recompute-modules layernorm"},
     {"no-flash-attention", "--no-flash-attention"},
     {"dp", "--dp 2"},
     {"ep", "--ep 2"},
@@ -247,6 +248,7 @@ TEST(OptionWalk, Plan) {
          {"schedule", "--schedule GPipe"},
          {"virtual", "--virtual 3"},
          {"recompute", "--recompute full"},
+         {"recompute-modules", "--recompute-modules layernorm"},
          {"layers", "--layers 7,9,9,7"},
          {"layout", "--layout 'Et*7|t*9|t*9|t*7L'"},
          {"profile", "--profile " + kConfigs + "/profiles/llama3-8b-cpu-epyc.yaml"},
@@ -278,7 +280,9 @@ TEST(OptionWalk, Calibrate) {
 }
 
 TEST(OptionWalk, ModelAndHardware) {
-  walk({"model show", "model show", "llama3-8b --seq 2048",
+  walk({"model show",
+        "model show",
+        "llama3-8b --seq 2048",
         {{"micro-batch-size", "--micro-batch-size 2"},
          {"seq", "--seq 1024"},
          {"allow-long-context", "--allow-long-context"},
@@ -286,6 +290,7 @@ TEST(OptionWalk, ModelAndHardware) {
          {"cp", "--cp 2"},
          {"sequence-parallel", "--sequence-parallel"},
          {"recompute", "--recompute full"},
+         {"recompute-modules", "--recompute-modules layernorm"},
          {"no-flash-attention", "--no-flash-attention"},
          {"hardware", "--hardware h100-sxm"},
          {"json", "--json"}}},
@@ -318,6 +323,27 @@ TEST(OptionWalk, Profile) {
          {"repeats", "--repeats 2"},
          {"out", "--out {file}"}},
         [out](const CommandResult&) { return profile_shape(out); }},
+       {});
+}
+
+// A GEMM sweep's shapes, settings and table, its times and date left out.
+std::string gemm_sweep_shape(const CommandResult& result, const std::string& path) {
+  const std::regex timed(R"([0-9]+\.[0-9]+(e-?[0-9]+)?|date: .*)");
+  return std::regex_replace(result.out, timed, "#") + std::regex_replace(slurp(path), timed, "#");
+}
+
+TEST(OptionWalk, ProfileGemm) {
+  const std::string out = temp_path("walk-gemm.yaml");
+  walk({"profile gemm",
+        "profile gemm",
+        "--shapes 16x16x16 --warmup 0 --repeats 1 --out " + out,
+        {{"backend", "--backend cuda"},
+         {"shapes", "--shapes 16x32x8"},
+         {"hardware", "--hardware h100-sxm"},
+         {"warmup", "--warmup 1"},
+         {"repeats", "--repeats 2"},
+         {"out", "--out {file}"}},
+        [out](const CommandResult& r) { return gemm_sweep_shape(r, out); }},
        {});
 }
 

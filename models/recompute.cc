@@ -1,0 +1,87 @@
+#include "models/recompute.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+#include "common/error.h"
+#include "common/quote.h"
+
+namespace pipeplan::models {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, unsigned>, 3> kModules{
+    {{"core_attn", kCoreAttention}, {"moe_act", kMoeActivation}, {"layernorm", kLayerNorm}}};
+// Megatron's modules that are not priced here.
+constexpr std::array<std::string_view, 4> kUnpriced{"mlp", "moe", "shared_experts", "mla_up_proj"};
+
+}  // namespace
+
+Recompute parse_recompute(std::string_view text, std::string_view field) {
+  if (text == "none") return Recompute::kNone;
+  if (text == "selective") return Recompute::kSelective;
+  if (text == "full") return Recompute::kFull;
+  throw InputError(fmt::format("{} must be none, selective or full, got {}", field, quoted_input(text)));
+}
+
+std::string_view recompute_name(Recompute recompute) {
+  switch (recompute) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return "full";
+  }
+  return "none";
+}
+
+unsigned parse_recompute_modules(std::string_view text, std::string_view field) {
+  unsigned modules = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find_first_of(", ", start), text.size());
+    const std::string_view name = text.substr(start, end - start);
+    start = end + 1;
+    if (name.empty()) continue;
+    unsigned bit = 0;
+    for (const auto& [known, value] : kModules) {
+      if (name == known) bit = value;
+    }
+    if (bit == 0) {
+      for (std::string_view unpriced : kUnpriced) {
+        if (name == unpriced) {
+          throw InputError(
+              fmt::format("{} {}: Megatron's module is not priced here; use core_attn, moe_act or "
+                          "layernorm, or --recompute full",
+                          field, name));
+        }
+      }
+      throw InputError(
+          fmt::format("{} {}: not a recompute module; use core_attn, moe_act or layernorm", field, quoted_input(name)));
+    }
+    if ((modules & bit) != 0) throw InputError(fmt::format("{}: {} is named twice", field, name));
+    modules |= bit;
+  }
+  if (modules == 0) {
+    throw InputError(fmt::format("{} is empty: name core_attn, moe_act or layernorm (e.g. moe_act,layernorm)", field));
+  }
+  return modules;
+}
+
+std::string recompute_modules_name(unsigned modules, std::string_view separator) {
+  std::string names;
+  for (const auto& [name, bit] : kModules) {
+    if ((modules & bit) == 0) continue;
+    if (!names.empty()) names += separator;
+    names += name;
+  }
+  return names;
+}
+
+std::string recompute_label(Recompute recompute, unsigned modules) {
+  if (recompute != Recompute::kSelective || modules == kDefaultRecomputeModules) {
+    return std::string(recompute_name(recompute));
+  }
+  return "selective:" + recompute_modules_name(modules);
+}
+
+}  // namespace pipeplan::models
