@@ -275,7 +275,14 @@ std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
   // the others), so measured costs are searched without it.
   if (request.profile && !request.recompute) return {{models::Recompute::kNone}};
   if (request.recompute) return {{*request.recompute}};
-  return {{models::Recompute::kNone}, {models::Recompute::kSelective}, {models::Recompute::kFull}};
+  // Experts keep most of a block's bytes: with experts, selective also
+  // recomputes their activations and the norms (Megatron's MoE recipes do),
+  // far cheaper than the whole block and far lighter than the attention
+  // core alone, which with FlashAttention saves only its statistics.
+  const unsigned modules = request.model.moe.enabled()
+                               ? models::kCoreAttention | models::kMoeActivation | models::kLayerNorm
+                               : models::kDefaultRecomputeModules;
+  return {{models::Recompute::kNone}, {models::Recompute::kSelective, modules}, {models::Recompute::kFull}};
 }
 
 }  // namespace pipeplan::planner
