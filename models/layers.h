@@ -71,9 +71,12 @@ struct CollectiveWork {
   double count = 1;
   // A mixture of experts' token exchange (an all-to-all): `bytes` holds each
   // token `copies` (top_k) times, for `experts` experts spread evenly over
-  // the group's ranks.
+  // the group's ranks; with group-limited routing, from `group_top_k` of
+  // `groups` groups of them.
   double copies = 1;
   int experts = 0;
+  int groups = 0;
+  int group_top_k = 0;
   friend bool operator==(const CollectiveWork&, const CollectiveWork&) = default;
 };
 

@@ -148,8 +148,8 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
     block.tp_collectives = shared > 0 ? 1 : 0;
     const double sent = local * static_cast<double>(routed) * load * static_cast<double>(h * e);
     if (shape.ep > 1) {
-      block.expert_collectives.push_back(
-          {CollectiveKind::kAllToAll, sent, 2, static_cast<double>(routed), moe.experts});
+      block.expert_collectives.push_back({CollectiveKind::kAllToAll, sent, 2, static_cast<double>(routed), moe.experts,
+                                          moe.router_groups, moe.router_group_top_k});
     }
     if (shape.etp > 1) {
       const double bytes = sent * shape.etp;

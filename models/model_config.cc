@@ -26,8 +26,8 @@ namespace {
 constexpr std::array<std::string_view, 19> kTopKeys{
     "name", "aliases", "source", "layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab", "context", "norm",
     "mlp", "position_embedding", "tied_embeddings", "biases", "dropout", "moe", "mla"};
-constexpr std::array<std::string_view, 5> kMoeKeys{"experts", "top_k", "expert_ffn", "shared_experts",
-                                                   "dense_layers"};
+constexpr std::array<std::string_view, 7> kMoeKeys{
+    "experts", "top_k", "expert_ffn", "shared_experts", "dense_layers", "router_groups", "router_group_top_k"};
 constexpr std::array<std::string_view, 5> kMlaKeys{"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
                                                    "qk_rope_head_dim", "v_head_dim"};
 
@@ -153,6 +153,20 @@ MoeConfig parse_moe(const YAML::Node& node, const std::string& file, int layers)
   }
   if (moe.dense_layers > layers) {
     fields.fail("dense_layers", fmt::format("'moe.dense_layers' ({}) exceeds 'layers' ({})", moe.dense_layers, layers));
+  }
+  moe.router_groups = fields.small_integer("router_groups", false, 0, 0);
+  moe.router_group_top_k = fields.small_integer("router_group_top_k", false, 0, 0);
+  if ((moe.router_groups > 0) != (moe.router_group_top_k > 0)) {
+    fields.fail(moe.router_groups > 0 ? "router_group_top_k" : "router_groups",
+                "'moe.router_groups' and 'moe.router_group_top_k' come together (group-limited routing)");
+  }
+  if (moe.router_groups > 0 && moe.experts % moe.router_groups != 0) {
+    fields.fail("router_groups",
+                fmt::format("'moe.router_groups' ({}) must divide 'moe.experts' ({})", moe.router_groups, moe.experts));
+  }
+  if (moe.router_group_top_k > moe.router_groups) {
+    fields.fail("router_group_top_k", fmt::format("'moe.router_group_top_k' ({}) exceeds 'moe.router_groups' ({})",
+                                                  moe.router_group_top_k, moe.router_groups));
   }
   return moe;
 }

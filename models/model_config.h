@@ -14,13 +14,19 @@ enum class PositionEmbedding { kRope, kLearned };
 
 // Mixture of experts: layers after the leading `dense_layers` route each
 // token to `top_k` of `experts` experts of `expert_ffn` hidden units, plus
-// `shared_experts` always-on experts of the same size.
+// `shared_experts` always-on experts of the same size. Group-limited
+// routing (DeepSeek-V3's node-limited routing; Megatron's
+// --moe-router-num-groups and --moe-router-group-topk): the experts form
+// `router_groups` groups and a token's top_k come from `router_group_top_k`
+// of them (0: no limit).
 struct MoeConfig {
   int experts = 0;
   int top_k = 0;
   int expert_ffn = 0;
   int shared_experts = 0;
   int dense_layers = 0;
+  int router_groups = 0;
+  int router_group_top_k = 0;
   bool enabled() const { return experts > 0; }
 };
 

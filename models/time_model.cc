@@ -273,6 +273,16 @@ double remote_nodes_reached(int experts, double copies, int nodes) {
   return (nodes - 1) * (1 - missed);
 }
 
+double routed_remote_nodes(const CollectiveWork& call, int nodes) {
+  const double free = remote_nodes_reached(call.experts, call.copies, nodes);
+  if (call.groups <= 0 || call.group_top_k <= 0 || nodes <= 1) return free;
+  // Every chosen group gets some of the token's copies (top_k >= the
+  // groups chosen, as DeepSeek-V3's 8 of 4 groups): a node is reached when
+  // one of its groups is chosen.
+  if (call.groups % nodes == 0) return std::min(free, remote_nodes_reached(call.groups, call.group_top_k, nodes));
+  return std::min(free, static_cast<double>(call.group_top_k) * nodes / call.groups);
+}
+
 double deepep_s(const CollectiveWork& call, int ranks, int stride, const HardwareConfig& hardware) {
   if (ranks <= 1 || call.bytes <= 0) return 0;
   const double in_node = std::clamp(hardware.gpus_per_node / std::max(stride, 1), 1, ranks);
@@ -280,8 +290,8 @@ double deepep_s(const CollectiveWork& call, int ranks, int stride, const Hardwar
   if (nodes <= 1 || call.copies <= 0) return all_to_all_s(call.bytes, ranks, stride, hardware);
   const char* figure = "node.link_bandwidth or network.bandwidth";
   const double per_copy = call.bytes / call.copies;
-  const double inter = at_rate(per_copy * remote_nodes_reached(call.experts, call.copies, nodes),
-                               hardware.network.collective_bandwidth(), figure);
+  const double inter =
+      at_rate(per_copy * routed_remote_nodes(call, nodes), hardware.network.collective_bandwidth(), figure);
   // Each copy lands on its expert's GPU, off the receiving one unless it is that GPU.
   const double intra = at_rate(call.bytes * (in_node - 1) / in_node, hardware.node_link.collective_bandwidth(), figure);
   return std::max(inter, intra) + (nodes - 1) * hardware.network.latency_s +

@@ -75,6 +75,11 @@ double deepep_s(const CollectiveWork& call, int ranks, int stride, const Hardwar
 // evenly over `nodes` nodes: how many other nodes than its own it reaches,
 // on average.
 double remote_nodes_reached(int experts, double copies, int nodes);
+// The same for a call's routing: with group-limited routing whose groups
+// fall whole on nodes (groups a multiple of nodes), of the `group_top_k`
+// groups drawn among `groups`; with groups spanning nodes, the expert-level
+// count capped at the chosen groups' nodes.
+double routed_remote_nodes(const CollectiveWork& call, int nodes);
 
 // The link between `ranks` consecutive GPUs `stride` apart: NVLink when they
 // all sit in one node, the network otherwise.

@@ -43,6 +43,10 @@ std::string expert_arguments(const PlanCandidate& plan, const models::ModelConfi
       "--expert-tensor-parallel-size {} --moe-token-dispatcher-type {} --moe-grouped-gemm",
       moe.experts, moe.top_k, moe.expert_ffn, plan.ep, plan.etp > 0 ? plan.etp : plan.tp,
       plan.moe_dispatcher == models::MoeDispatcher::kDeepEp ? "flex --moe-enable-deepep" : "alltoall");
+  if (moe.router_groups > 0) {
+    args += fmt::format(" --moe-router-num-groups {} --moe-router-group-topk {}", moe.router_groups,
+                        moe.router_group_top_k);
+  }
   if (moe.shared_experts > 0) {
     args += fmt::format(" --moe-shared-expert-intermediate-size {}", moe.shared_experts * moe.expert_ffn);
   }

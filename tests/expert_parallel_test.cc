@@ -83,8 +83,9 @@ TEST(ExpertParallel, AllToAllBytesAreHiddenTimesTopKEachWay) {
   const LayerCost layer = moe_layer(expand_layers(model, deepseek_shape(8, 1)));
   // Dispatch and combine in the forward, their gradients in the input
   // gradient: each rank's send buffer is its 2048 tokens x 8 copies x 7168
-  // x 2 bytes, of which (ep - 1) / ep leaves it.
-  const CollectiveWork expected{CollectiveKind::kAllToAll, 2048 * kTopK * kHidden * 2, 2, kTopK, 256};
+  // x 2 bytes, of which (ep - 1) / ep leaves it; 8 copies from 4 of 8
+  // groups (node-limited routing).
+  const CollectiveWork expected{CollectiveKind::kAllToAll, 2048 * kTopK * kHidden * 2, 2, kTopK, 256, 8, 4};
   ASSERT_EQ(layer.forward.expert_collectives.size(), 1u);
   EXPECT_EQ(layer.forward.expert_collectives[0], expected);
   ASSERT_EQ(layer.backward_input.expert_collectives.size(), 1u);

@@ -94,6 +94,8 @@ TEST(ZooYaml, DeepSeekV3MoeAndLatentAttention) {
   EXPECT_EQ(model.moe.top_k, 8);
   EXPECT_EQ(model.moe.expert_ffn, 2048);
   EXPECT_EQ(model.moe.dense_layers, 3);
+  EXPECT_EQ(model.moe.router_groups, 8);       // n_group
+  EXPECT_EQ(model.moe.router_group_top_k, 4);  // topk_group
   EXPECT_EQ(model.mla.q_lora_rank, 1536);
   EXPECT_EQ(model.mla.kv_lora_rank, 512);
   EXPECT_EQ(model.mla.qk_nope_head_dim, 128);
@@ -212,6 +214,17 @@ TEST(ModelYaml, MoeTopKWithinExperts) {
                                           "  expert_ffn: 128\n");
   EXPECT_EQ(error.line(), 14);
   EXPECT_TRUE(mentions(error, "moe.top_k"));
+}
+
+TEST(ModelYaml, RouterGroupsComeTogetherAndDivideTheExperts) {
+  const std::string moe = std::string(kValid) + "moe:\n  experts: 8\n  top_k: 2\n  expert_ffn: 128\n";
+  ParseError error = parse_error_of(moe + "  router_groups: 3\n  router_group_top_k: 1\n");  // line 16
+  EXPECT_EQ(error.line(), 16);
+  EXPECT_TRUE(mentions(error, "must divide 'moe.experts'"));
+  error = parse_error_of(moe + "  router_groups: 4\n");
+  EXPECT_TRUE(mentions(error, "come together"));
+  error = parse_error_of(moe + "  router_groups: 2\n  router_group_top_k: 3\n");
+  EXPECT_TRUE(mentions(error, "exceeds 'moe.router_groups'"));
 }
 
 TEST(ModelYaml, UnknownEnumAndBool) {

@@ -217,6 +217,29 @@ TEST(MoePipeline, PairingIsMegatronsCombined1F1B) {
   EXPECT_GT(shapes, 30);
 }
 
+TEST(MoePipeline, NodeLimitedRoutingReachesFewerNodes) {
+  // DeepSeek-V3 on ep 64 over 8 nodes: 256 experts in 8 groups, a node's
+  // worth each; a token's 8 experts come from 4 groups. Another node is
+  // reached when its group is among the 4: 7 x (1 - C(7, 4) / C(8, 4)) = 3.5,
+  // against 7 x (1 - C(224, 8) / C(256, 8)) without the limit.
+  models::CollectiveWork call{models::CollectiveKind::kAllToAll, 1e8, 1, 8, 256, 8, 4};
+  EXPECT_NEAR(models::routed_remote_nodes(call, 8), 3.5, 1e-12);
+  // Over 4 nodes two groups share each: 3 x (1 - C(6, 4) / C(8, 4)) = 3 x 55 / 70.
+  EXPECT_NEAR(models::routed_remote_nodes(call, 4), 3.0 * 55 / 70, 1e-12);
+  // Over 16 nodes a group spans 2: at most 4 x 2 = 8 nodes, fewer than the
+  // unlimited count, 15 x (1 - C(240, 8) / C(256, 8)) = 6.8.
+  EXPECT_NEAR(models::routed_remote_nodes(call, 16), std::min(8.0, models::remote_nodes_reached(256, 8, 16)), 1e-12);
+  const double unlimited = models::remote_nodes_reached(256, 8, 8);
+  EXPECT_GT(unlimited, 4.5);
+  call.groups = call.group_top_k = 0;
+  EXPECT_DOUBLE_EQ(models::routed_remote_nodes(call, 8), unlimited);
+  // DeepEP's network time falls with the nodes reached.
+  const models::HardwareConfig h100 = models::load_hardware("h100-sxm");
+  const models::CollectiveWork limited{models::CollectiveKind::kAllToAll, 8e8, 1, 8, 256, 8, 4};
+  const models::CollectiveWork free{models::CollectiveKind::kAllToAll, 8e8, 1, 8, 256};
+  EXPECT_LT(models::deepep_s(limited, 64, 1, h100), models::deepep_s(free, 64, 1, h100));
+}
+
 TEST(MoePipeline, DeepEpCrossesTheNetworkOncePerNodeReached) {
   // Qwen3-235B-A22B on ep 32 over 4 nodes: 128 experts, 32 a node, top 8.
   // A node is missed with probability C(96, 8) / C(128, 8).
@@ -258,10 +281,11 @@ TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
   EXPECT_EQ(best.tp * best.cp * best.dp % (best.ep * best.etp), 0);
   EXPECT_LE(best.max_peak_bytes, request.hardware.gpu.usable_memory_bytes());
   const std::string args = planner::megatron_arguments(best, 8192, 4096, &request.model);
-  for (const std::string& flag : {std::string("--num-experts 256"), std::string("--moe-router-topk 8"),
-                                  "--expert-model-parallel-size " + std::to_string(best.ep),
-                                  "--expert-tensor-parallel-size " + std::to_string(best.etp),
-                                  std::string("--moe-layer-freq \"([0]*3+[1]*58)\"")}) {
+  for (const std::string& flag :
+       {std::string("--num-experts 256"), std::string("--moe-router-topk 8"),
+        "--expert-model-parallel-size " + std::to_string(best.ep),
+        "--expert-tensor-parallel-size " + std::to_string(best.etp), std::string("--moe-layer-freq \"([0]*3+[1]*58)\""),
+        std::string("--moe-router-num-groups 8 --moe-router-group-topk 4")}) {
     EXPECT_NE(args.find(flag), std::string::npos) << flag << " in " << args;
   }
 }
