@@ -5,17 +5,16 @@
 #include <map>
 #include <stdexcept>
 
-#include "common/error.h"
 #include "common/parallel.h"
 #include "models/layers.h"
 #include "models/training_state.h"
 #include "planner/candidate_bounds.h"
 #include "planner/layer_table.h"
-#include "planner/memory_profile.h"
-#include "planner/min_max_dp.h"
 #include "planner/model_simulation.h"
 #include "planner/profile_costs.h"
+#include "planner/schedule_context.h"
 #include "planner/search_contexts.h"
+#include "planner/search_split.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
@@ -93,112 +92,6 @@ TabledLayers tabulate(const PlanRequest& request, const models::TrainingShape& s
   const ProfiledCosts profiled = apply_profile(*request.profile, request.model.name, shape, request.hardware, layers);
   return {LayerTable(layers, profiled.times), layers.transformer_layers(),
           models::model_flops_per_microbatch(layers, shape)};
-}
-
-// The schedule of a choice at (p, m) and its memory peaks, or none when its
-// preconditions (micro-batches, chunks) fail.
-std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, int pp, int microbatches,
-                                                bool moe_a2a_overlap) {
-  ScheduleContext context{choice, {}, {}, {}, {}, 0};
-  try {
-    context.schedule = run_schedule(choice.name, {pp, microbatches, choice.virtual_stages, 0}, moe_a2a_overlap);
-  } catch (const InputError&) {
-    return std::nullopt;
-  }
-  context.span = sim::SpanBound(context.schedule);
-  context.profiles = memory_profiles(context.schedule);
-  context.fewest_held = std::numeric_limits<int>::max();
-  for (const RankMemoryProfile& profile : context.profiles) {
-    int most = 0;
-    for (const MemoryPoint& point : profile.points) {
-      if (!point.full.empty()) most = std::max(most, *std::min_element(point.full.begin(), point.full.end()));
-    }
-    context.fewest_held = std::min(context.fewest_held, most);
-  }
-  if (context.profiles.empty()) context.fewest_held = 0;
-  if (context.schedule.virtual_stages() == 1) {
-    for (const RankMemoryProfile& profile : context.profiles) {
-      std::vector<std::pair<int, int>> points;
-      for (const MemoryPoint& point : profile.points) points.emplace_back(point.full[0], point.partial[0]);
-      context.peak_points.push_back(std::move(points));
-    }
-  }
-  context.schedule.actions = {};
-  return context;
-}
-
-// What every schedule of a choice at (p, m) shares, known before one is
-// generated: its ranks and stages, how often each stage runs each pass,
-// whether W may run apart and whether passes may pair; and, at its memory
-// peak, every rank holds at least one micro-batch on each of its chunks (the
-// first backward of its last chunk still holds that micro-batch's earlier
-// chunks). Each bound taken from it is no higher than the schedule's own.
-ScheduleContext schedule_outline(const ScheduleChoice& choice, int pp, int microbatches, bool moe_a2a_overlap) {
-  const sim::ScheduleFamily& family = sim::find_schedule_family(choice.name);
-  const bool whole_batch = sim::runs_whole_batch(family);
-  ScheduleContext outline{choice, {}, {}, {}, {}, 1};
-  outline.schedule.name = family.name;
-  outline.schedule.ranks = pp;
-  outline.schedule.stages = pp * choice.virtual_stages;
-  outline.schedule.microbatches = whole_batch ? 1 : microbatches;
-  outline.schedule.microbatch_scale = whole_batch ? microbatches : 1;
-  const bool pairs = sim::pairs_own_passes(family) ||
-                     (moe_a2a_overlap && sim::pairs_forward_backward(family.name, choice.virtual_stages));
-  outline.span = sim::SpanBound::outline(pp, outline.schedule.microbatches, family.splits_backward, pairs);
-  return outline;
-}
-
-std::optional<StageSplit> time_split(const LayerContext& layers, int stages) {
-  const LayerTable& table = layers.table();
-  return min_max_split(
-      table.size(), stages, [&](int, int i, int j) { return table.stage_time_s(i, j); },
-      [](int, int, int) { return true; });
-}
-
-// The split that makes the largest stage memory smallest, whatever the
-// time (one chunk per rank; none otherwise).
-std::optional<StageSplit> leanest_split(const LayerContext& layers, const ScheduleContext& context) {
-  if (context.peak_points.empty()) return std::nullopt;
-  return min_max_split(
-      layers.table().size(), context.schedule.stages,
-      [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j); },
-      [](int, int, int) { return true; });
-}
-
-// `fastest(stages)` is time_split's answer for these layers (the search
-// keeps them: schedules with as many stages share one).
-template <typename TimeSplit>
-std::optional<StageSplit> partition(const LayerContext& layers, const ScheduleContext& context,
-                                    const PlanRequest& request, double cap, const TimeSplit& fastest) {
-  const LayerTable& table = layers.table();
-  const int n = table.size();
-  const int stages = context.schedule.stages;
-  auto time = [&](int i, int j) { return table.stage_time_s(i, j); };
-  const int blocks = layers.blocks();
-  if (request.layer_counts) return split_from_counts(*request.layer_counts, blocks);
-  if (request.layout) return split_from_layout(*request.layout, blocks, stages);
-  switch (request.partition) {
-    case PartitionMethod::kUniform: return uniform_split(blocks, stages);
-    case PartitionMethod::kParameters:
-      return min_max_split(n, stages, [&](int, int i, int j) { return table.params(i, j); },
-                           [](int, int, int) { return true; });
-    case PartitionMethod::kTime: break;
-    case PartitionMethod::kMemory:
-      // Exact per-position memory needs one stage per rank; with more, the
-      // split balances time and the replay checks memory.
-      if (context.peak_points.empty()) break;
-      if (rank_memory_floor(layers, context) > cap) return std::nullopt;
-      // The lowest peak is the objective: the leanest split, if it fits.
-      if (request.objective == Objective::kMemory) {
-        std::optional<StageSplit> leanest = leanest_split(layers, context);
-        if (leanest && stage_memory_max(layers, context, *leanest) > cap) return std::nullopt;
-        return leanest;
-      }
-      return memory_aware_split(
-          n, stages, time, [&](int stage, int i, int j) { return stage_memory(layers, context, stage, i, j); }, cap,
-          request.balance_slack);
-  }
-  return fastest(stages);
 }
 
 double step_tokens(const SearchGroup& group, int seq_len) {
