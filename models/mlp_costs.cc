@@ -115,7 +115,10 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   block.gemms.push_back(
       GemmWork{per_expert, static_cast<double>(h), static_cast<double>(ffn_expert), 1, grouped, shape.fp8});
   const double routed_flops = block.gemms[block.gemms.size() - 2].flops() + block.gemms.back().flops();
-  block.excess_flops = load > 0 ? routed_flops * (1 - 1 / load) : 0;
+  // Over the average, the busiest rank's excess is time, not model work;
+  // under it (a capacity factor below 1 drops tokens) the dropped tokens'
+  // expert work is not done, and so not counted either.
+  block.excess_flops = load > 1 ? routed_flops * (1 - 1 / load) : 0;
   if (moe.shared_experts > 0) {
     add_gemm(block, shape, tokens, h, full.up_width, Split::kColumns, moe.shared_experts);
     add_gemm(block, shape, tokens, moe.expert_ffn, h, Split::kRows, moe.shared_experts);

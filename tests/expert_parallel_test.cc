@@ -78,6 +78,24 @@ TEST(ExpertParallel, TokensPerExpertMakeOneGroupedGemmPerMatrix) {
               1.0, 1e-12);
 }
 
+TEST(ExpertParallel, DroppedTokensAreNotModelWork) {
+  // A capacity factor of 0.8 on balanced routing: every expert runs 0.8 of
+  // its average tokens, and only that work counts towards the model FLOPs
+  // (three passes of the routed experts' GEMMs).
+  const ModelConfig model = load_model("deepseek-v3");
+  const TrainingShape full = deepseek_shape(8, 1);
+  TrainingShape dropping = full;
+  dropping.moe_capacity_factor = 0.8;
+  const LayerCost kept = moe_layer(expand_layers(model, full));
+  double routed = 0;
+  for (const GemmWork& gemm : grouped(kept.forward)) routed += gemm.flops();
+  // 58 expert layers; every rank does 1/(t c) of the work.
+  const double expected = 58 * 3 * 0.2 * routed * full.tp * full.cp;
+  EXPECT_NEAR(model_flops_per_microbatch(expand_layers(model, full), full) -
+                  model_flops_per_microbatch(expand_layers(model, dropping), dropping),
+              expected, 1e-9 * expected);
+}
+
 TEST(ExpertParallel, AllToAllBytesAreHiddenTimesTopKEachWay) {
   const ModelConfig model = load_model("deepseek-v3");
   const LayerCost layer = moe_layer(expand_layers(model, deepseek_shape(8, 1)));
