@@ -189,7 +189,17 @@ std::vector<int> cp_choices(const PlanRequest& request, int t, std::map<std::str
 SearchSpace::SearchSpace(const PlanRequest& request) {
   check_fixed_choices(request);
   std::vector<int> replica_batches;
-  for (int t : tp_choices(request, rejected_)) {
+  const std::vector<int> tps = tp_choices(request, rejected_);
+  // A fixed --etp is taken from t: one that divides none of the t tried
+  // leaves nothing, for that reason alone.
+  if (request.etp && !request.tp && !tps.empty() &&
+      std::none_of(tps.begin(), tps.end(), [&](int t) { return t % *request.etp == 0; })) {
+    throw InputError(
+        fmt::format("--etp {}: the expert tensor-parallel ranks are taken from t, and it divides none "
+                    "of the t tried ({}); use an --etp dividing one of them",
+                    *request.etp, fmt::join(tps, ", ")));
+  }
+  for (int t : tps) {
     for (int c : cp_choices(request, t, rejected_)) add_groups(request, t, c, replica_batches);
   }
   std::sort(replica_batches.begin(), replica_batches.end());

@@ -377,6 +377,9 @@ TEST(MoePipeline, BadExpertOptionsGetOneLineAndExitTwo) {
   testing::expect_refused(deepseek + "--moe-load-imbalance inf", "--moe-load-imbalance must be between 1");
   testing::expect_refused(deepseek + "--moe-a2a-overlap --schedule 1F1B", "--moe-a2a-overlap pairs the steady state");
   testing::expect_refused(deepseek + "--ep 8 --etp 8 --tp 8 --pp 8", "expert layouts left out");
+  testing::expect_refused(deepseek + "--etp 3",
+                          "--etp 3: the expert tensor-parallel ranks are taken from t, and it "
+                          "divides none of the t tried (1, 2, 4, 8)");
   testing::expect_refused("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --ep 2",
                           "'llama3-8b' is a dense model");
   testing::expect_refused(
