@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "common/yaml_fields.h"
+#include "planner/stage_split.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::calibrate {
@@ -43,7 +44,12 @@ class RunReader {
                 "precision",
                 "step_time",
                 "mfu",
-                "peak_memory"});
+                "peak_memory",
+                "ep",
+                "etp",
+                "moe_dispatcher",
+                "moe_a2a_overlap",
+                "layout"});
     MeasuredRun run;
     run.place = fmt::format("{}:{}", file_, node_.Mark().line + 1);
     run.name = text("name");
@@ -83,6 +89,16 @@ class RunReader {
       if (precision != "bf16" && precision != "fp8") fail("precision", "must be bf16 or fp8");
       run.fp8 = precision == "fp8";
     }
+    run.ep = count("ep", false).value_or(1);
+    run.etp = count("etp", false).value_or(0);
+    if (node_["moe_dispatcher"]) {
+      run.moe_dispatcher =
+          parse_at(node_["moe_dispatcher"], file_, "moe_dispatcher", [](const std::string& value, const std::string&) {
+            return models::parse_moe_dispatcher(value, "'moe_dispatcher'");
+          });
+    }
+    run.moe_a2a_overlap = flag("moe_a2a_overlap");
+    if (node_["layout"]) run.layout = text("layout");
     if (!node_["step_time"]) fail("step_time", "is missing; every run gives its measured step time, e.g. '8.309s'");
     run.step_time_s = parse_at(node_["step_time"], file_, "step_time", [](const std::string& value, const std::string& field) {
       return parse_duration_s(value, field, 1.0);
@@ -203,6 +219,10 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   shape.grad_reduce_in_bf16 = run.grad_reduce_in_bf16;
   shape.tp_comm_overlap = run.tp_comm_overlap;
   shape.fp8 = run.fp8;
+  shape.ep = run.ep;
+  shape.etp = run.etp;
+  shape.moe_dispatcher = run.moe_dispatcher;
+  shape.moe_a2a_overlap = run.moe_a2a_overlap;
   // A measured run ran at its length: beyond a RoPE model's context it was
   // scaled; beyond learned positions it cannot have run.
   if (run.seq > model.context && model.position == models::PositionEmbedding::kLearned) {
@@ -214,6 +234,9 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   setup.schedule = run.schedule;
   setup.microbatches = run.global_batch / (shape.dp * run.micro_batch_size);
   setup.split = run.split;
+  if (!run.layout.empty()) {
+    setup.split = planner::split_from_layout(run.layout, model.layers, run.pp * run.vp);
+  }
   return setup;
 }
 

@@ -34,6 +34,13 @@ struct MeasuredRun {
   bool grad_reduce_in_bf16 = false;    // --grad-reduce-in-bf16 (NeMo: grad_sync_dtype bf16)
   bool tp_comm_overlap = false;        // --tp-comm-overlap (NeMo: ub_tp_comm_overlap)
   bool fp8 = false;                    // precision: fp8 (Transformer Engine's recipe)
+  // Experts: Megatron's --expert-model-parallel-size and
+  // --expert-tensor-parallel-size (0: as tp), its token dispatcher and
+  // --overlap-moe-expert-parallel-comm.
+  int ep = 1, etp = 0;
+  models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
+  bool moe_a2a_overlap = false;
+  std::string layout;  // Megatron's pipeline_model_parallel_layout, when the run gave one
   // A `pipeplan validate` run: the pipeline alone (t = d = 1, no optimizer
   // step), its split the plan's; its prediction is the pipeline's time.
   bool pipeline_only = false;
