@@ -211,8 +211,8 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   return pass;
 }
 
-// Per token of the micro-batch, what the selective `modules` drop from a
-// block's stored bytes (they live during its backward only).
+// The bytes of one micro-batch that the selective `modules` drop from what a
+// block stores for its backward (they live during the backward only).
 std::int64_t dropped_bytes(const BlockCost& attention, const BlockCost& mlp, const RankShape& shape, unsigned modules) {
   std::int64_t dropped = 0;
   if ((modules & kCoreAttention) != 0) dropped += attention.stored_scores;
