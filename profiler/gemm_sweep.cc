@@ -94,6 +94,7 @@ GemmSweep measure_gemms_cpu(const std::vector<GemmSize>& sizes, int warmup, int 
   sweep.backend = "cpu";
   sweep.dtype = "fp32";
   sweep.date = utc_timestamp();
+  sweep.software = eigen_version();
   sweep.warmup = warmup;
   for (const GemmSize& size : sizes) {
     const Eigen::MatrixXf a = Eigen::MatrixXf::Random(size.m, size.k);
@@ -118,6 +119,7 @@ std::string write_gemm_sweep_yaml(const GemmSweep& sweep) {
   out << YAML::Key << "backend" << YAML::Value << sweep.backend;
   out << YAML::Key << "dtype" << YAML::Value << sweep.dtype;
   out << YAML::Key << "date" << YAML::Value << sweep.date;
+  if (!sweep.software.empty()) out << YAML::Key << "software" << YAML::Value << sweep.software;
   out << YAML::Key << "warmup" << YAML::Value << sweep.warmup;
   out << YAML::Key << "gemms" << YAML::Value << YAML::BeginSeq;
   for (const GemmMeasurement& g : sweep.shapes) {

@@ -32,6 +32,7 @@ struct GemmSweep {
   std::string backend;
   std::string dtype;
   std::string date;
+  std::string software;  // as a profile's (profile_file.h)
   int warmup = 0;
   std::vector<GemmMeasurement> shapes;
 };

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "common/eigen_core.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "profiler/cpu/model_builder.h"
@@ -89,12 +90,13 @@ std::vector<ProfiledLayer> profiled_layers(const models::ModelConfig& model) {
 }
 
 Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
-                    const std::string& dtype) {
+                    const std::string& dtype, const std::string& software) {
   Profile profile;
   profile.device = device;
   profile.backend = backend;
   profile.dtype = dtype;
   profile.date = utc_timestamp();
+  profile.software = software;
   profile.model = request.model.name;
   profile.tp = request.tp;
   profile.warmup = request.warmup;
@@ -107,6 +109,10 @@ Timing summarize(std::vector<double> samples) {
   const std::size_t n = samples.size();
   const double median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
   return {median, samples.front(), samples.back(), static_cast<int>(n)};
+}
+
+std::string eigen_version() {
+  return fmt::format("Eigen {}.{}.{}", EIGEN_WORLD_VERSION, EIGEN_MAJOR_VERSION, EIGEN_MINOR_VERSION);
 }
 
 std::string cpu_description() {
@@ -137,7 +143,7 @@ void report_progress(const ProfileRequest& request, std::size_t done, const std:
 Profile profile_layers_cpu(const ProfileRequest& asked) {
   if (asked.repeats < 1 || asked.warmup < 0) throw InputError("--repeats must be >= 1 and --warmup >= 0");
   const ProfileRequest request = shard_request(asked);  // one rank's share of a t-way shard
-  Profile profile = new_profile(asked, cpu_description(), "cpu", "fp32");
+  Profile profile = new_profile(asked, cpu_description(), "cpu", "fp32", eigen_version());
   const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   for (int b : request.micro_batch_sizes) {
     for (int s : request.seq_lens) {

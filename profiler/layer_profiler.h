@@ -40,6 +40,8 @@ Profile profile_layers_cpu(const ProfileRequest& request);
 
 // "cpu: <model name> (1 thread)" from /proc/cpuinfo.
 std::string cpu_description();
+// "Eigen 3.4.0": what the CPU backend's layers run on.
+std::string eigen_version();
 // Now, ISO 8601 in UTC.
 std::string utc_timestamp();
 // Median, min and max of samples.
@@ -62,7 +64,7 @@ std::vector<ProfiledLayer> profiled_layers(const models::ModelConfig& model);
 
 // A profile's header for `request` on a backend: device, dtype, now, model, t.
 Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
-                    const std::string& dtype);
+                    const std::string& dtype, const std::string& software);
 
 // One layer kind at one shape from its measured runs (the caller leaves out
 // warm-ups): timings (median and spread), bytes, working memory, and FLOPs

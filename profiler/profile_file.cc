@@ -75,6 +75,7 @@ class ProfileReader {
     profile.backend = text(root_, "backend");
     profile.dtype = text(root_, "dtype");
     profile.date = text(root_, "date");
+    if (root_["software"]) profile.software = text(root_, "software");
     profile.model = text(root_, "model");
     profile.tp = integer(root_, "tp", 1);
     if (root_["warmup"]) profile.warmup = integer(root_, "warmup");
@@ -168,6 +169,7 @@ std::string write_profile_yaml(const Profile& profile) {
   out << YAML::Key << "backend" << YAML::Value << profile.backend;
   out << YAML::Key << "dtype" << YAML::Value << profile.dtype;
   out << YAML::Key << "date" << YAML::Value << profile.date;
+  if (!profile.software.empty()) out << YAML::Key << "software" << YAML::Value << profile.software;
   out << YAML::Key << "model" << YAML::Value << profile.model;
   out << YAML::Key << "tp" << YAML::Value << profile.tp;
   out << YAML::Key << "warmup" << YAML::Value << profile.warmup;

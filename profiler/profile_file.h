@@ -58,6 +58,9 @@ struct Profile {
   std::string backend;  // "cpu" or "cuda"
   std::string dtype;    // "fp32", "bf16"
   std::string date;     // ISO 8601, UTC
+  // What measured it besides the device: "Eigen 3.4.0", "CUDA driver 13.0,
+  // runtime 13.0, cuBLAS 13.0.2" (empty in profiles written before it).
+  std::string software;
   std::string model;    // the model's name
   int tp = 1;
   int warmup = 0;  // unmeasured runs before each layer's timed ones

@@ -399,6 +399,7 @@ TEST(CudaProfile, AShardCountsWhatTheCpuBackendCounts) {
   const Profile gpu = profile_layers_cuda(request);
   const Profile cpu = profile_layers_cpu(request);
   EXPECT_EQ(gpu.tp, 2);
+  EXPECT_EQ(gpu.software.rfind("CUDA driver ", 0), 0u) << gpu.software;
   ASSERT_EQ(gpu.layers.size(), cpu.layers.size());
   for (std::size_t i = 0; i < gpu.layers.size(); ++i) {
     EXPECT_EQ(gpu.layers[i].layer, cpu.layers[i].layer);

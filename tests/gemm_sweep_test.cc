@@ -63,6 +63,7 @@ TEST(GemmSweep, CpuRatesAreFlopsOverTheMedian) {
   // The YAML lists every shape with its time and rate.
   const YAML::Node yaml = YAML::Load(write_gemm_sweep_yaml(sweep));
   EXPECT_EQ(yaml["backend"].as<std::string>(), "cpu");
+  EXPECT_EQ(yaml["software"].as<std::string>().rfind("Eigen 3.", 0), 0u);
   ASSERT_EQ(yaml["gemms"].size(), 2u);
   EXPECT_EQ(yaml["gemms"][0]["k"].as<int>(), 128);
   EXPECT_EQ(yaml["gemms"][0]["what"].as<std::string>(), "a");

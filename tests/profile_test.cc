@@ -98,6 +98,9 @@ TEST(ProfileFile, RoundTripsThroughYaml) {
   const Profile back = read_profile_yaml(path);
   EXPECT_EQ(back.device, profile.device);
   EXPECT_EQ(back.date, profile.date);
+  // The CPU backend names the library its layers ran on.
+  EXPECT_EQ(profile.software.rfind("Eigen 3.", 0), 0u) << profile.software;
+  EXPECT_EQ(back.software, profile.software);
   EXPECT_EQ(back.model, "tiny");
   ASSERT_EQ(back.layers.size(), profile.layers.size());
   for (std::size_t i = 0; i < back.layers.size(); ++i) {
@@ -108,6 +111,9 @@ TEST(ProfileFile, RoundTripsThroughYaml) {
     EXPECT_DOUBLE_EQ(back.layers[i].backward_weight.max_s, profile.layers[i].backward_weight.max_s);
     EXPECT_DOUBLE_EQ(back.layers[i].backward_input_flops, profile.layers[i].backward_input_flops);
   }
+  // A profile written before the field reads with none.
+  profile.software.clear();
+  EXPECT_EQ(read_profile_yaml(write_temp("old-profile.yaml", write_profile_yaml(profile))).software, "");
   ASSERT_TRUE(back.links.has_value());
   EXPECT_EQ(back.links->sizes.at(0).bytes, 1024);
   EXPECT_DOUBLE_EQ(back.links->bandwidth_bytes_per_s, 8e9);

@@ -65,6 +65,7 @@ GemmSweep measure_gemms_cuda(const std::vector<GemmSize>& sizes, int warmup, int
   sweep.backend = "cuda";
   sweep.dtype = "bf16";
   sweep.date = utc_timestamp();
+  sweep.software = cuda_software_versions();
   sweep.warmup = warmup;
   for (const GemmSize& size : sizes) {
     try {

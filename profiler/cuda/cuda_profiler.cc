@@ -134,7 +134,7 @@ Profile profile_layers_cuda(const ProfileRequest& asked) {
   const ProfileRequest request = shard_request(asked);  // one rank's share of a t-way shard
   auto context = std::make_shared<DeviceContext>(0);
   check_fits(request, *context);
-  Profile profile = new_profile(asked, cuda_device_name(context->device()), "cuda", "bf16");
+  Profile profile = new_profile(asked, cuda_device_name(context->device()), "cuda", "bf16", cuda_software_versions());
   const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   const CudaModelOptions options{request.seed, request.warmup + request.repeats};
   PassRunner runner(context, request);

@@ -2,6 +2,7 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include <cstdint>
 #include <limits>
@@ -68,6 +69,19 @@ std::string cuda_unavailable_reason() {
   cudaGetLastError();
   if (status != cudaSuccess) return cudaGetErrorString(status);
   return count == 0 ? "no CUDA-capable device is detected" : "";
+}
+
+std::string cuda_software_versions() {
+  int driver = 0, runtime = 0, cublas = 0;
+  PIPEPLAN_CUDA(cudaDriverGetVersion(&driver));
+  PIPEPLAN_CUDA(cudaRuntimeGetVersion(&runtime));
+  PIPEPLAN_CUBLAS(cublasGetProperty(MAJOR_VERSION, &cublas));
+  int minor = 0, patch = 0;
+  PIPEPLAN_CUBLAS(cublasGetProperty(MINOR_VERSION, &minor));
+  PIPEPLAN_CUBLAS(cublasGetProperty(PATCH_LEVEL, &patch));
+  // CUDA versions are 1000 x major + 10 x minor.
+  return fmt::format("CUDA driver {}.{}, runtime {}.{}, cuBLAS {}.{}.{}", driver / 1000, driver % 1000 / 10,
+                     runtime / 1000, runtime % 1000 / 10, cublas, minor, patch);
 }
 
 std::string cuda_device_name(int device) {

@@ -45,5 +45,8 @@ int cuda_device_count() noexcept;
 std::string cuda_unavailable_reason();
 // "NVIDIA H200".
 std::string cuda_device_name(int device);
+// "CUDA driver 13.0, runtime 13.0, cuBLAS 13.0.2": the versions a
+// measurement ran on (the driver's is the CUDA version it supports).
+std::string cuda_software_versions();
 
 }  // namespace pipeplan::profiler
