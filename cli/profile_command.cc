@@ -37,9 +37,10 @@ struct ProfileOptions {
 };
 
 std::string layer_table(const profiler::Profile& profile) {
-  std::string text = fmt::format("{} {} on {}\n{:<12} {:>3} {:>6} {:>11} {:>11} {:>11} {:>10} {:>11} {:>9}\n",
-                                 profile.model, profile.backend, profile.device, "layer", "b", "seq", "F ms", "I ms",
-                                 "W ms", "(I+W)/2F", "M_B", "GFLOP/s");
+  std::string text =
+      fmt::format("{}{} {} on {}\n{:<12} {:>3} {:>6} {:>11} {:>11} {:>11} {:>10} {:>11} {:>9}\n", profile.model,
+                  profile.tp > 1 ? fmt::format(" (one rank of t = {})", profile.tp) : "", profile.backend,
+                  profile.device, "layer", "b", "seq", "F ms", "I ms", "W ms", "(I+W)/2F", "M_B", "GFLOP/s");
   for (const profiler::LayerMeasurement& m : profile.layers) {
     const double f = m.forward.median_s, i = m.backward_input.median_s, w = m.backward_weight.median_s;
     const double flops = m.forward_flops + m.backward_input_flops + m.backward_weight_flops;

@@ -19,7 +19,7 @@ namespace {
 
 struct GemmOptions {
   std::string backend = "cpu";
-  std::string shapes;
+  std::optional<std::string> shapes;  // not given: the backend's default sweep
   std::string hardware;
   int warmup = 3;
   int repeats = 10;
@@ -44,7 +44,7 @@ std::string sweep_table(const profiler::GemmSweep& sweep, const std::optional<mo
       const models::GemmTiming model = models::gemm_timing(work, hardware->gpu);
       const std::string tile =
           model.memory_bound ? "memory" : fmt::format("{}x{}/{}", model.tile.rows, model.tile.columns, model.split_k);
-      text += fmt::format(" {:>11.4f} {:>9.1f} {:>9.3f} {:>8}", model.seconds * 1e3,
+      text += fmt::format(" {:>11.4f} {:>9.3f} {:>9.3f} {:>8}", model.seconds * 1e3,
                           work.flops() / model.seconds / 1e12, g.time.median_s / model.seconds, tile);
     }
     text += fmt::format("  {}\n", g.size.label);
@@ -52,6 +52,12 @@ std::string sweep_table(const profiler::GemmSweep& sweep, const std::optional<mo
   if (hardware) {
     text += fmt::format("model: {} (measured/ is measured time over the model's; tile rows x columns / split-K)\n",
                         hardware->name);
+    if (sweep.backend == "cpu") {
+      text += fmt::format(
+          "note: this CPU's fp32 products are set beside {}'s bf16 estimates: the ratios compare the "
+          "two devices, not the model\n",
+          hardware->name);
+    }
   }
   return text;
 }
@@ -62,10 +68,10 @@ void run(const GemmOptions& options) {
   std::optional<models::HardwareConfig> hardware;
   if (!options.hardware.empty()) hardware = models::load_hardware(options.hardware);
   if (options.backend == "cpu") {
-    sizes = options.shapes.empty() ? profiler::cpu_gemm_sizes() : profiler::parse_gemm_sizes(options.shapes);
+    sizes = options.shapes ? profiler::parse_gemm_sizes(*options.shapes) : profiler::cpu_gemm_sizes();
     sweep = profiler::measure_gemms_cpu(sizes, options.warmup, options.repeats);
   } else if (options.backend == "cuda") {
-    sizes = options.shapes.empty() ? profiler::gpu_gemm_sizes() : profiler::parse_gemm_sizes(options.shapes);
+    sizes = options.shapes ? profiler::parse_gemm_sizes(*options.shapes) : profiler::gpu_gemm_sizes();
     sweep = profiler::measure_gemms_cuda(sizes, options.warmup, options.repeats);
   } else {
     throw InputError(fmt::format("--backend '{}': use cpu or cuda", options.backend));

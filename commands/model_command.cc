@@ -113,7 +113,12 @@ void run_show(const ShowOptions& options) {
                                  {"micro_batch_size", shape.micro_batch_size},
                                  {"seq", shape.seq_len},
                                  {"tp", shape.tp},
-                                 {"cp", shape.cp}};
+                                 {"cp", shape.cp},
+                                 {"sequence_parallel", shape.sequence_parallel},
+                                 {"recompute", std::string(models::recompute_name(shape.recompute))}};
+  if (shape.recompute == models::Recompute::kSelective) {
+    json["recompute_modules"] = models::recompute_modules_name(shape.recompute_modules);
+  }
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const models::LayerCost& layer : layers.layers) list.push_back(layer_json(layer, hardware, shape));
   json["layers"] = std::move(list);

@@ -143,10 +143,13 @@ void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, i
   }
 }
 
-void apply_recompute_options(const std::optional<std::string>& recompute, const std::string& modules,
-                             models::TrainingShape& shape) {
-  if (recompute) shape.recompute = models::parse_recompute(*recompute);
-  if (modules.empty()) return;
+void apply_recompute_options(const std::optional<std::string>& recompute, const std::optional<std::string>& modules,
+                             const models::ModelConfig& model, models::TrainingShape& shape) {
+  if (recompute) {
+    shape.recompute = models::parse_recompute(*recompute);
+    shape.recompute_modules = models::default_recompute_modules(model);
+  }
+  if (!modules) return;
   if (recompute && shape.recompute != models::Recompute::kSelective) {
     throw InputError(
         fmt::format("--recompute-modules recomputes parts of each block: use it with --recompute "
@@ -154,7 +157,7 @@ void apply_recompute_options(const std::optional<std::string>& recompute, const 
                     *recompute));
   }
   shape.recompute = models::Recompute::kSelective;
-  shape.recompute_modules = models::parse_recompute_modules(modules);
+  shape.recompute_modules = models::parse_recompute_modules(*modules);
 }
 
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model,
@@ -175,7 +178,7 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.dp = options.dp;
   shape.sequence_parallel = options.sequence_parallel;
   shape.recompute = models::Recompute::kNone;
-  apply_recompute_options(options.recompute, options.recompute_modules, shape);
+  apply_recompute_options(options.recompute, options.recompute_modules, model, shape);
   shape.flash_attention = !options.no_flash_attention;
   shape.zero = static_cast<models::ZeroStage>(options.zero);
   shape.pipelined = pipeline_ranks > 1;

@@ -30,7 +30,7 @@ struct ShapeOptions {
   int dp = 1;
   bool sequence_parallel = false;
   std::optional<std::string> recompute;  // not given: none
-  std::string recompute_modules;         // not given: empty
+  std::optional<std::string> recompute_modules;
   int zero = 0;
   bool no_flash_attention = false;
   bool allow_long_context = false;
@@ -62,11 +62,11 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags);
 // `pipeline_ranks`: p, which decides how ZeRO-2/3 sync (TrainingShape::pipelined).
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model, int pipeline_ranks);
 
-// --recompute (when given) and --recompute-modules (when not empty) into
-// `shape`: the modules imply selective, and another --recompute beside them
-// is refused.
-void apply_recompute_options(const std::optional<std::string>& recompute, const std::string& modules,
-                             models::TrainingShape& shape);
+// --recompute and --recompute-modules, where given, into `shape`: the
+// modules imply selective, and another --recompute beside them is refused;
+// a plain selective recomputes `model`'s default modules.
+void apply_recompute_options(const std::optional<std::string>& recompute, const std::optional<std::string>& modules,
+                             const models::ModelConfig& model, models::TrainingShape& shape);
 
 // Refuses --sequence-parallel with t = 1 and --zero with d = c = 1 (neither
 // would change anything).

@@ -250,7 +250,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
   if (has("recompute") || has("recompute-modules")) {
     apply_recompute_options(has("recompute") ? given_shape.recompute : std::nullopt, given_shape.recompute_modules,
-                            shape);
+                            run.model, shape);
   }
   if (has("no-flash-attention")) shape.flash_attention = false;
   const models::RuntimeFlags& given_flags = given_shape.runtime;

@@ -108,6 +108,11 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
   check_sizes(model, shape);
   require(model.heads % model.kv_heads == 0, "model '{}': kv_heads ({}) must divide heads ({})", name, model.kv_heads,
           model.heads);
+  require(shape.recompute != Recompute::kSelective || (shape.recompute_modules & kMoeActivation) == 0 ||
+              model.moe.enabled(),
+          "--recompute-modules moe_act recomputes routed experts' activations, and model '{}' has no experts; "
+          "drop moe_act",
+          name);
   if (model.moe.enabled()) {
     const MoeConfig& moe = model.moe;
     require(moe.top_k >= 1 && moe.top_k <= moe.experts,

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/quote.h"
+#include "models/model_config.h"
 
 namespace pipeplan::models {
 namespace {
@@ -34,7 +35,15 @@ std::string_view recompute_name(Recompute recompute) {
   return "none";
 }
 
+unsigned default_recompute_modules(const ModelConfig& model) {
+  return model.moe.enabled() ? kCoreAttention | kMoeActivation | kLayerNorm : kDefaultRecomputeModules;
+}
+
 unsigned parse_recompute_modules(std::string_view text, std::string_view field) {
+  if (text.find(",,") != std::string_view::npos || text.starts_with(',') || text.ends_with(',')) {
+    throw InputError(
+        fmt::format("{} {}: an empty module name; separate the names by single commas", field, quoted_input(text)));
+  }
   unsigned modules = 0;
   std::size_t start = 0;
   while (start < text.size()) {

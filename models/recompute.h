@@ -9,6 +9,8 @@
 
 namespace pipeplan::models {
 
+struct ModelConfig;
+
 enum class Recompute { kNone, kSelective, kFull };
 
 // Megatron's recompute modules that the cost model prices (a bit each).
@@ -19,6 +21,10 @@ enum RecomputeModule : unsigned {
 };
 // Megatron's default with --recompute-granularity selective.
 constexpr unsigned kDefaultRecomputeModules = kCoreAttention;
+// What "selective" recomputes for `model` when no modules are named: with
+// experts also their activations and the norms (Megatron's MoE recipes do;
+// the experts keep most of a block's bytes), else Megatron's default.
+unsigned default_recompute_modules(const ModelConfig& model);
 
 // "none" | "selective" | "full"; throws InputError naming `field` (the
 // option, or a file's key).

@@ -71,8 +71,9 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.moe_capacity_factor = request.moe_capacity_factor;
   // DeepEP routes across an expert-parallel group; with ep 1 there is none.
   shape.moe_dispatcher = group.ep > 1 ? request.moe_dispatcher : models::MoeDispatcher::kAllToAll;
-  // Megatron's advice: sequence parallelism with tensor parallelism.
-  shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1) && group.tp > 1;
+  // Megatron's advice: sequence parallelism with tensor parallelism; a
+  // profile measured its shard without it.
+  shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1 && !request.profile) && group.tp > 1;
   shape.recompute = recompute.recompute;
   shape.recompute_modules = recompute.modules;
   shape.zero = zero;

@@ -100,6 +100,11 @@ ProfiledCosts apply_profile(const profiler::Profile& profile, const std::string&
                                  "--zero 1 or 0 with --profile",
                                  static_cast<int>(shape.zero)));
   }
+  if (shape.sequence_parallel && shape.tp > 1) {
+    throw InputError(
+        "a profile measures one rank's shard without sequence parallelism (its norms on every token, its "
+        "activations whole): drop --sequence-parallel with --profile");
+  }
   if (shape.recompute != models::Recompute::kNone) {
     throw InputError("a profile measures the passes without recomputation: use --recompute none with --profile");
   }

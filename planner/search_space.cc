@@ -284,14 +284,8 @@ std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
   // A profile measures passes without recomputation (apply_profile refuses
   // the others), so measured costs are searched without it.
   if (request.profile && !request.recompute) return {{models::Recompute::kNone}};
-  if (request.recompute) return {{*request.recompute}};
-  // Experts keep most of a block's bytes: with experts, selective also
-  // recomputes their activations and the norms (Megatron's MoE recipes do),
-  // far cheaper than the whole block and far lighter than the attention
-  // core alone, which with FlashAttention saves only its statistics.
-  const unsigned modules = request.model.moe.enabled()
-                               ? models::kCoreAttention | models::kMoeActivation | models::kLayerNorm
-                               : models::kDefaultRecomputeModules;
+  const unsigned modules = models::default_recompute_modules(request.model);
+  if (request.recompute) return {{*request.recompute, modules}};
   return {{models::Recompute::kNone}, {models::Recompute::kSelective, modules}, {models::Recompute::kFull}};
 }
 

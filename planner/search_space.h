@@ -49,9 +49,8 @@ struct RecomputeChoice {
   models::Recompute recompute = models::Recompute::kNone;
   unsigned modules = models::kDefaultRecomputeModules;
 };
-// none, selective (Megatron's default modules; with experts core_attn,
-// moe_act and layernorm) and full; or what the request fixes (its modules
-// imply selective; a fixed --recompute selective is Megatron's default).
+// none, selective (models::default_recompute_modules) and full; or what the
+// request fixes (its modules imply selective).
 std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request);
 
 }  // namespace pipeplan::planner

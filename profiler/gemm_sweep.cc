@@ -9,6 +9,7 @@
 #include "common/eigen_core.h"
 #include "common/error.h"
 #include "common/quote.h"
+#include "common/units.h"
 #include "profiler/layer_profiler.h"
 
 namespace pipeplan::profiler {
@@ -55,6 +56,10 @@ void add_linear(std::vector<GemmSize>& sizes, const std::string& what, std::int6
 std::vector<GemmSize> parse_gemm_sizes(const std::string& text) {
   std::vector<GemmSize> sizes;
   for (const std::string& entry : split(text, ',')) {
+    if (entry.empty()) {
+      throw InputError(
+          fmt::format("--shapes {}: an empty shape; separate m x n x k shapes by single commas", quoted_input(text)));
+    }
     const std::vector<std::string> parts = split(entry, 'x');
     if (parts.size() != 3) {
       throw InputError(fmt::format("--shapes {}: give m x n x k, as in 4096x4096x4096", quoted_input(entry)));
@@ -97,6 +102,15 @@ GemmSweep measure_gemms_cpu(const std::vector<GemmSize>& sizes, int warmup, int 
   sweep.software = eigen_version();
   sweep.warmup = warmup;
   for (const GemmSize& size : sizes) {
+    // Eigen would throw std::bad_alloc for what the host cannot hold.
+    const double bytes = 4.0 * (static_cast<double>(size.m) * static_cast<double>(size.k) +
+                                static_cast<double>(size.k) * static_cast<double>(size.n) +
+                                static_cast<double>(size.m) * static_cast<double>(size.n));
+    if (bytes > available_host_memory_bytes()) {
+      throw InputError(fmt::format("the {}x{}x{} GEMM's fp32 operands need {} but {} is free; give smaller --shapes",
+                                   size.m, size.n, size.k, format_bytes(bytes),
+                                   format_bytes(available_host_memory_bytes())));
+    }
     const Eigen::MatrixXf a = Eigen::MatrixXf::Random(size.m, size.k);
     const Eigen::MatrixXf b = Eigen::MatrixXf::Random(size.k, size.n);
     Eigen::MatrixXf c(size.m, size.n);

@@ -40,7 +40,7 @@ void check_fits(const ProfileRequest& request, const models::TrainingShape& shap
   const double activations = tokens * (20 * h + 4 * ffn + static_cast<double>(request.model.vocab) * 2) +
                              static_cast<double>(request.model.heads) * shape.seq_len * tokens * 2;
   const double needed = 4 * (2 * std::max(block_params, output_params) + activations * (request.repeats + 1));
-  const double available = static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double available = available_host_memory_bytes();
   if (needed > available) {
     throw InputError(fmt::format("profiling {} at micro-batch {} x {} tokens needs about {} but {} is free; lower "
                                  "--seq or --micro-batch-size",
@@ -109,6 +109,10 @@ Timing summarize(std::vector<double> samples) {
   const std::size_t n = samples.size();
   const double median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
   return {median, samples.front(), samples.back(), static_cast<int>(n)};
+}
+
+double available_host_memory_bytes() {
+  return static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
 }
 
 std::string eigen_version() {

@@ -40,6 +40,8 @@ Profile profile_layers_cpu(const ProfileRequest& request);
 
 // "cpu: <model name> (1 thread)" from /proc/cpuinfo.
 std::string cpu_description();
+// The host memory free now, in bytes.
+double available_host_memory_bytes();
 // "Eigen 3.4.0": what the CPU backend's layers run on.
 std::string eigen_version();
 // Now, ISO 8601 in UTC.

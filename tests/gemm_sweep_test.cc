@@ -31,7 +31,7 @@ TEST(GemmSweep, ParsesShapesAndRefusesBadOnesNamingThem) {
   EXPECT_EQ(sizes[1].n, 1280);
   EXPECT_EQ(sizes[1].k, 8192);
   EXPECT_DOUBLE_EQ(sizes[1].flops(), 2.0 * 8192 * 1280 * 8192);
-  for (const std::string bad : {"12x3", "0x4x4", "4x4x-1", "4x4x4x4", "ax4x4", "4x4x4,", "999999999x4x4"}) {
+  for (const std::string bad : {"12x3", "0x4x4", "4x4x-1", "4x4x4x4", "ax4x4", "4x4x4,", "", "999999999x4x4"}) {
     EXPECT_NE(parse_error(bad).find("--shapes"), std::string::npos) << bad;
   }
 }
@@ -60,6 +60,8 @@ TEST(GemmSweep, CpuRatesAreFlopsOverTheMedian) {
   ASSERT_EQ(sweep.shapes.size(), 2u);
   testing::expect_consistent_sweep(sweep, 3);
   EXPECT_THROW(measure_gemms_cpu({{4, 4, 4, ""}}, 0, 0), InputError);
+  // Operands the host cannot hold (3 x 64 GiB of fp32) are refused before Eigen allocates.
+  EXPECT_THROW(measure_gemms_cpu({{131072, 131072, 131072, ""}}, 0, 1), InputError);
   // The YAML lists every shape with its time and rate.
   const YAML::Node yaml = YAML::Load(write_gemm_sweep_yaml(sweep));
   EXPECT_EQ(yaml["backend"].as<std::string>(), "cpu");

@@ -43,7 +43,8 @@ TEST(RecomputeModules, RefusesUnknownUnpricedRepeatedAndEmpty) {
   EXPECT_NE(parse_error("shared_experts").find("not priced here"), std::string::npos);
   EXPECT_NE(parse_error("attn").find("'attn': not a recompute module"), std::string::npos) << parse_error("attn");
   EXPECT_NE(parse_error("moe_act,moe_act").find("named twice"), std::string::npos);
-  EXPECT_NE(parse_error(",").find("is empty"), std::string::npos);
+  EXPECT_NE(parse_error(",").find("an empty module name"), std::string::npos);
+  EXPECT_NE(parse_error("layernorm,").find("an empty module name"), std::string::npos);
   EXPECT_NE(parse_error("").find("is empty"), std::string::npos);
 }
 
@@ -96,10 +97,9 @@ TEST(RecomputeModules, MoeActDropsEachRoutedPairsActivationOutput) {
   EXPECT_EQ(core.activation_bytes - act.activation_bytes, tokens * 2 * 2 * 14336);
   EXPECT_DOUBLE_EQ(act.backward_input.memory_bytes - core.backward_input.memory_bytes,
                    static_cast<double>(tokens) * 2 * 3 * 2 * 14336);
-  // A dense model has no routed experts: moe_act changes nothing.
+  // A dense model has no routed experts: moe_act is refused, not ignored.
   const ModelConfig dense = load_model("llama3-8b");
-  EXPECT_EQ(block_of(dense, selective(kCoreAttention | kMoeActivation)).activation_bytes,
-            block_of(dense, selective(kCoreAttention)).activation_bytes);
+  EXPECT_THROW(block_of(dense, selective(kCoreAttention | kMoeActivation)), InputError);
 }
 
 TEST(RecomputeModules, WithoutCoreAttentionTheScoresStay) {
@@ -129,12 +129,13 @@ TEST(RecomputeModulesPlan, SearchedSelectiveRecomputesTheExpertsForMixturesOfExp
   request.model = load_model("llama3-8b");
   choices = planner::recompute_choices(request);
   EXPECT_EQ(choices[1].modules, kDefaultRecomputeModules);
-  // Fixed: as asked, Megatron's default for a plain --recompute selective.
+  // Fixed to selective: the same modules the search tries, so fixing the
+  // axis to what the search picked keeps the plan.
   request.model = load_model("mixtral-8x7b");
   request.recompute = Recompute::kSelective;
   choices = planner::recompute_choices(request);
   ASSERT_EQ(choices.size(), 1u);
-  EXPECT_EQ(choices[0].modules, kDefaultRecomputeModules);
+  EXPECT_EQ(choices[0].modules, kCoreAttention | kMoeActivation | kLayerNorm);
   request.recompute_modules = kLayerNorm;
   EXPECT_EQ(planner::recompute_choices(request).front().modules, kLayerNorm);
 }
@@ -168,6 +169,19 @@ TEST(RecomputeModulesPlan, ConflictingOptionsAndFilesAreRefused) {
   result = testing::run("simulate --model tiny --hardware h100-sxm --pp 2 --seq 128 --recompute-modules mlp");
   EXPECT_EQ(result.code, 2);
   EXPECT_NE(result.err.find("--recompute-modules mlp"), std::string::npos) << result.err;
+  // Given, even empty, it is read; moe_act needs experts.
+  result = testing::run("model show tiny --recompute-modules ''");
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("--recompute-modules is empty"), std::string::npos) << result.err;
+  result = testing::run(
+      "plan --model tiny --hardware h100-sxm --gpus 2 --global-batch 8 --seq 128 "
+      "--recompute-modules moe_act");
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("model 'tiny' has no experts"), std::string::npos) << result.err;
+  // model show says what it costed.
+  result = testing::run("model show mixtral-8x7b --seq 4096 --recompute selective --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.out.find("\"recompute_modules\": \"core_attn,moe_act,layernorm\""), std::string::npos) << result.out;
   const std::string plan = testing::temp_path("tiny-plan.yaml");
   ASSERT_EQ(testing::run("plan --model tiny --hardware h100-sxm --gpus 2 --global-batch 8 --seq 128 --recompute none "
                          "--out " +

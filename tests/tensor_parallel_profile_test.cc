@@ -97,6 +97,10 @@ TEST(TensorParallelShard, AProfiledShardCountsOneRanksFlops) {
       costs.times[1].backward_input_s,
       measured.backward_input.median_s + models::pass_terms(block.backward_input, hardware, shape).tp_comm_s);
   EXPECT_DOUBLE_EQ(costs.times[1].backward_weight_s, measured.backward_weight.median_s);
+  // It measured its shard without sequence parallelism.
+  shape.sequence_parallel = true;
+  EXPECT_THROW(planner::apply_profile(profile, "tiny", shape, hardware, layers), InputError);
+  shape.sequence_parallel = false;
   shape.tp = 1;
   EXPECT_THROW(planner::apply_profile(profile, "tiny", shape, hardware, layers), InputError);
 }
