@@ -156,6 +156,8 @@ std::string plan_report_text(const PlanReport& report) {
                       plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
                       models::recompute_label(plan.recompute, plan.recompute_modules), plan.runtime.fp8 ? ", fp8" : "",
                       counts_text(report.best.split));
+  // A profile's notes say where its shapes were interpolated or extrapolated.
+  text += fmt::format("costs: {}\n", report.best.cost_source);
   text += model_simulation_to_text(report.best);
   text += "\nMegatron's even split with the same settings:\n";
   if (report.even) {

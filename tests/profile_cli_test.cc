@@ -42,6 +42,14 @@ TEST(ProfileCli, PlanWithAProfileRecordsIt) {
                                    tiny_profile_path() + " --out " + plan);
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_NE(slurp(plan).find("profile: " + tiny_profile_path()), std::string::npos) << slurp(plan);
+  // The report names its costs, and where the plan's shape left the measured ones.
+  EXPECT_NE(result.out.find("costs: profile " + tiny_profile_path()), std::string::npos) << result.out;
+  const CommandResult beyond =
+      run("plan --model tiny --hardware cpu --gpus 2 --global-batch 16 --seq 32 --pp 2 "
+          "--micro-batch-size 4 --profile " +
+          tiny_profile_path());
+  ASSERT_EQ(beyond.code, 0) << beyond.err;
+  EXPECT_NE(beyond.out.find("at micro-batch 4 x 32: extrapolated"), std::string::npos) << beyond.out;
   const CommandResult replay = run("simulate --plan " + plan + " --json");
   ASSERT_EQ(replay.code, 0) << replay.err;
   EXPECT_NE(replay.out.find("profile " + tiny_profile_path()), std::string::npos);
