@@ -92,15 +92,21 @@ std::vector<GemmSize> cpu_gemm_sizes() {
   return sizes;
 }
 
-GemmSweep measure_gemms_cpu(const std::vector<GemmSize>& sizes, int warmup, int repeats) {
+GemmSweep new_gemm_sweep(const std::string& device, const std::string& backend, const std::string& dtype,
+                         const std::string& software, int warmup, int repeats) {
   if (repeats < 1 || warmup < 0) throw InputError("--repeats must be >= 1 and --warmup >= 0");
   GemmSweep sweep;
-  sweep.device = cpu_description();
-  sweep.backend = "cpu";
-  sweep.dtype = "fp32";
+  sweep.device = device;
+  sweep.backend = backend;
+  sweep.dtype = dtype;
   sweep.date = utc_timestamp();
-  sweep.software = eigen_version();
+  sweep.software = software;
   sweep.warmup = warmup;
+  return sweep;
+}
+
+GemmSweep measure_gemms_cpu(const std::vector<GemmSize>& sizes, int warmup, int repeats) {
+  GemmSweep sweep = new_gemm_sweep(cpu_description(), "cpu", "fp32", eigen_version(), warmup, repeats);
   for (const GemmSize& size : sizes) {
     // Eigen would throw std::bad_alloc for what the host cannot hold.
     const double bytes = 4.0 * (static_cast<double>(size.m) * static_cast<double>(size.k) +

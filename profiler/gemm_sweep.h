@@ -47,6 +47,11 @@ std::vector<GemmSize> gpu_gemm_sizes();
 // The CPU's default: squares and layer-like shapes up to 1024.
 std::vector<GemmSize> cpu_gemm_sizes();
 
+// A sweep's header, dated now; its shapes still to be measured. Throws
+// InputError for repeats < 1 or warmup < 0.
+GemmSweep new_gemm_sweep(const std::string& device, const std::string& backend, const std::string& dtype,
+                         const std::string& software, int warmup, int repeats);
+
 // Eigen, fp32, this thread. Throws InputError for repeats < 1 or warmup < 0.
 GemmSweep measure_gemms_cpu(const std::vector<GemmSize>& sizes, int warmup, int repeats);
 

@@ -16,17 +16,13 @@
 #include "profiler/cuda/device_context.h"
 #include "sim/generators/registry.h"
 #include "sim/lowering.h"
+#include "tests/cuda_test_support.h"
 #include "validate/cuda/cuda_execution.h"
 #include "validate/gradient_check.h"
 #include "validate/thread_transport.h"
 
 namespace pipeplan::validate {
 namespace {
-
-#define SKIP_WITHOUT_GPU()                                                                                          \
-  do {                                                                                                              \
-    if (profiler::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA GPU: " << profiler::cuda_unavailable_reason(); \
-  } while (false)
 
 struct SingleRankRun {
   models::ModelConfig model = models::load_model("tiny");

@@ -60,13 +60,8 @@ GemmSweep measure_gemms_cuda(const std::vector<GemmSize>& sizes, int warmup, int
         fmt::format("--backend cuda: no CUDA GPU found ({}): use --backend cpu", cuda_unavailable_reason()));
   }
   auto context = std::make_shared<DeviceContext>(0);
-  GemmSweep sweep;
-  sweep.device = cuda_device_name(context->device());
-  sweep.backend = "cuda";
-  sweep.dtype = "bf16";
-  sweep.date = utc_timestamp();
-  sweep.software = cuda_software_versions();
-  sweep.warmup = warmup;
+  GemmSweep sweep =
+      new_gemm_sweep(cuda_device_name(context->device()), "cuda", "bf16", cuda_software_versions(), warmup, repeats);
   for (const GemmSize& size : sizes) {
     try {
       sweep.shapes.push_back({size, measure_one(context, size, warmup, repeats)});
