@@ -3,15 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "common/eigen_core.h"
-
 #include <Eigen/Dense>
-#include <unsupported/Eigen/LevenbergMarquardt>
-
 #include <algorithm>
 #include <cmath>
+#include <unsupported/Eigen/LevenbergMarquardt>
 
+#include "common/eigen_core.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "models/layers.h"
 
 namespace pipeplan::calibrate {
@@ -245,10 +244,11 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
     throw InputError(fmt::format("--holdout {}: leave out 0 to {} of the {} runs", options.holdout, total - 1, total));
   }
   if (total - options.holdout < parameters) {
-    throw InputError(fmt::format("{} runs to fit {} parameters ({}): give at least as many runs as parameters, or fit "
-                                 "fewer (--fit){}",
-                                 total - options.holdout, parameters, fmt::join(names_of(options.fit), ", "),
-                                 options.holdout > 0 ? " or hold out fewer (--holdout)" : ""));
+    throw InputError(fmt::format(
+        "{} to fit {} ({}): give at least as many runs as parameters, or fit "
+        "fewer (--fit){}",
+        format_plural(total - options.holdout, "run"), format_plural(parameters, "parameter"),
+        fmt::join(names_of(options.fit), ", "), options.holdout > 0 ? " or hold out fewer (--holdout)" : ""));
   }
   Calibration result;
   result.base = runs.front().hardware;

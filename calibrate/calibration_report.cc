@@ -14,7 +14,7 @@ namespace {
 std::string percent(double share) { return fmt::format("{:+.2f} %", share * 100); }
 
 std::string error_line(const char* what, const ErrorSummary& summary) {
-  return fmt::format("  {:<9} {:>3} runs: mean |error| {:.2f} %, max {:.2f} %\n", what, summary.runs,
+  return fmt::format("  {:<9} {:>8}: mean |error| {:.2f} %, max {:.2f} %\n", what, format_plural(summary.runs, "run"),
                      summary.mean_abs * 100, summary.max_abs * 100);
 }
 
@@ -53,15 +53,16 @@ struct YamlTree {
 }  // namespace
 
 std::string runs_table(const std::vector<RunPrediction>& rows) {
-  std::string text = fmt::format("  {:<28} {:>11} {:>11} {:>9} {:>8} {:>8}  {}\n", "run", "measured", "predicted",
+  std::string text = fmt::format("  {:<28} {:>13} {:>13} {:>9} {:>8} {:>8}  {}\n", "run", "measured", "predicted",
                                  "error", "MFU", "pred MFU", "");
   for (const RunPrediction& row : rows) {
-    text += fmt::format("  {:<28} {:>11} {:>11} {:>9} {:>8} {:>8}  {}{}\n", row.run.name,
+    text += fmt::format("  {:<28} {:>13} {:>13} {:>9} {:>8} {:>8}  {}{}\n", row.run.name,
                         format_ms(row.run.step_time_s), format_ms(row.predicted_s), percent(row.error),
                         row.run.mfu ? fmt::format("{:.1f} %", *row.run.mfu * 100) : "-",
                         fmt::format("{:.1f} %", row.predicted_mfu * 100), row.held_out ? "held out" : "",
-                        row.fits_memory ? "" : fmt::format(" DOES NOT FIT in the model ({} per GPU)",
-                                                           format_bytes(static_cast<double>(row.predicted_peak_bytes))));
+                        row.fits_memory ? ""
+                                        : fmt::format(" DOES NOT FIT in the model ({} per GPU)",
+                                                      format_bytes(static_cast<double>(row.predicted_peak_bytes))));
   }
   if (std::any_of(rows.begin(), rows.end(), [](const RunPrediction& row) { return row.run.mfu.has_value(); })) {
     text +=
@@ -102,8 +103,9 @@ nlohmann::ordered_json runs_json(const std::vector<RunPrediction>& rows) {
 }
 
 std::string calibration_text(const Calibration& calibration) {
-  std::string text = fmt::format("calibrated {} to {} runs ({} simulations)\n", calibration.base, calibration.fitted.runs,
-                                 calibration.evaluations);
+  std::string text =
+      fmt::format("calibrated {} to {} ({})\n", calibration.base, format_plural(calibration.fitted.runs, "run"),
+                  format_plural(calibration.evaluations, "simulation"));
   if (!calibration.converged) {
     text += "  NOT CONVERGED: the fit stopped on its evaluation budget; the values below are where it stopped\n";
   }
@@ -150,9 +152,10 @@ nlohmann::ordered_json calibration_json(const Calibration& calibration) {
 
 std::string calibrated_hardware_yaml(const Calibration& calibration, const std::string& name,
                                      const std::string& runs_file) {
-  std::string yaml = fmt::format("# Fitted by `pipeplan calibrate {}` to {} measured runs; everything not below is\n"
-                                 "# {}'s. Standard errors (1 sigma) and each run's residual:\n",
-                                 runs_file, calibration.fitted.runs, calibration.base);
+  std::string yaml = fmt::format(
+      "# Fitted by `pipeplan calibrate {}` to {}; everything not below is\n"
+      "# {}'s. Standard errors (1 sigma) and each run's residual:\n",
+      runs_file, format_plural(calibration.fitted.runs, "measured run"), calibration.base);
   for (const FittedParameter& parameter : calibration.parameters) {
     yaml += fmt::format("#   {} = {:.6g} {} ({}; range [{:g}, {:g}])\n", parameter.parameter.name, parameter.value,
                         standard_error_text(parameter), parameter.parameter.meaning, parameter.parameter.lower,

@@ -10,6 +10,7 @@
 #include "calibrate/calibration_report.h"
 #include "commands/command_output.h"
 #include "common/error.h"
+#include "common/units.h"
 
 namespace pipeplan::cli {
 namespace {
@@ -31,7 +32,8 @@ commands::CommandOutput report_only(const std::vector<calibrate::MeasuredRun>& r
   output.json = {{"runs", calibrate::runs_json(rows)},
                  {"mean_abs_error", errors.mean_abs},
                  {"max_abs_error", errors.max_abs}};
-  output.text = fmt::format("{} runs, each predicted on the hardware it names (nothing fitted)\n", rows.size()) +
+  output.text = fmt::format("{}, each predicted on the hardware it names (nothing fitted)\n",
+                            format_plural(static_cast<long long>(rows.size()), "run")) +
                 calibrate::runs_table(rows) +
                 fmt::format("  mean |error| {:.2f} %, max {:.2f} %\n", errors.mean_abs * 100, errors.max_abs * 100);
   return output;
@@ -42,6 +44,11 @@ commands::CommandOutput report_only(const std::vector<calibrate::MeasuredRun>& r
 // parameters cannot give.
 void refuse_unusable_fit(const calibrate::Calibration& calibration, bool json) {
   std::string why = calibration.converged ? "" : "the fit did not converge";
+  if (static_cast<std::size_t>(calibration.fitted.runs) <= calibration.parameters.size()) {
+    why = fmt::format("{} for {}: the fit is exactly determined, with no residual left to check it; add runs",
+                      format_plural(calibration.fitted.runs, "run"),
+                      format_plural(static_cast<long long>(calibration.parameters.size()), "parameter"));
+  }
   for (const calibrate::FittedParameter& parameter : calibration.parameters) {
     if (parameter.at_bound) why = fmt::format("{} is at its bound", parameter.parameter.name);
   }

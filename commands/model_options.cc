@@ -61,8 +61,9 @@ void RoutingOptions::apply_to(models::TrainingShape& shape) const {
 void add_routing_options(CLI::App& command, RoutingOptions& routing) {
   command
       .add_option("--moe-load-imbalance", routing.load_imbalance,
-                  "Routed tokens the busiest expert-parallel rank gets over the average, 1 to min(ep, experts / "
-                  "top-k); it sets the experts' pace (1 = Megatron's force-balanced routing)")
+                  "Routed tokens the busiest expert-parallel rank gets over the average in expectation, 1 to "
+                  "min(ep, experts / top-k); it sets the experts' pace, with each micro-batch's random spread on "
+                  "top (1 = balanced in expectation, as Megatron's force-balanced routing)")
       ->capture_default_str();
   command.add_option("--moe-capacity-factor", routing.capacity_factor,
                      "Drop tokens beyond this many times an expert's average (Megatron's "

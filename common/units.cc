@@ -159,6 +159,10 @@ std::string format_count(double count) {
   return fmt::format("{:.0f}", count);
 }
 
+std::string format_plural(long long count, std::string_view noun) {
+  return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
+}
+
 double parse_fraction(std::string_view text, std::string_view field) {
   if (trim(text).starts_with('-')) {
     throw InputError(

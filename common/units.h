@@ -41,5 +41,7 @@ int parse_count(std::string_view text, std::string_view field, int minimum);
 std::string format_bytes(double bytes);
 std::string format_ms(double seconds);
 std::string format_count(double count);
+// "1 run", "3 runs": a count and its noun, plural with an s.
+std::string format_plural(long long count, std::string_view noun);
 
 }  // namespace pipeplan

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 
 #include "common/error.h"
@@ -29,6 +30,28 @@ std::vector<int> expert_parallel_sizes(const ModelConfig& model, const TrainingS
     if (folded % (ep * shape.expert_tp()) == 0) sizes.push_back(ep);
   }
   return sizes;
+}
+
+double busiest_rank_load(const MoeConfig& moe, int ep, double tokens, double skew, double capacity_factor) {
+  double load = skew;
+  if (ep > 1 && tokens > 0 && moe.experts > moe.top_k) {
+    // Each token's top-k copies fall on the busiest rank's share p of the
+    // experts as a draw without replacement (hypergeometric): mean k p and
+    // variance k p (1 - p) (E - k) / (E - 1). Tokens draw independently.
+    const double share = std::min(1.0, skew / ep);
+    const double k = moe.top_k, experts = moe.experts;
+    const double mean = tokens * k * share;
+    const double variance = tokens * k * share * (1 - share) * (experts - k) / (experts - 1);
+    // Every expert-parallel rank waits for the busiest at the combine: the
+    // expected largest of ep loads with a fixed sum (correlation -1/(ep - 1),
+    // so sd / sqrt(1 - 1/ep) times the largest of ep normal scores, by
+    // Blom's 1958 approximation).
+    const double spread = std::sqrt(variance / (1 - 1.0 / ep));
+    const double n = ep;
+    const double z = boost::math::quantile(boost::math::normal(), (n - 0.375) / (n + 0.25));
+    load = skew * (1 + z * spread / mean);
+  }
+  return capacity_factor > 0 ? std::min(load, capacity_factor) : load;
 }
 
 void check_routing(const ModelConfig& model, double load_imbalance, double capacity_factor) {

@@ -23,6 +23,14 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
 // top-k, a finite capacity factor >= 0 (0: none). Throws InputError.
 void check_routing(const ModelConfig& model, double load_imbalance, double capacity_factor);
 
+// The busiest of the ep ranks' routed tokens over the average in one
+// micro-batch, for `tokens` tokens routed by the whole expert-parallel group:
+// the systematic `skew` (TrainingShape::moe_load_imbalance) times the
+// sampling spread of each token drawing its top-k experts at random (as
+// Megatron's force-balanced routing does from random logits: balanced only
+// in expectation), capped at `capacity_factor` (0: dropless). 1 for ep 1.
+double busiest_rank_load(const MoeConfig& moe, int ep, double tokens, double skew, double capacity_factor);
+
 // The ep values the shape's t x c x d and etp allow for the model's experts
 // (1 alone for a dense model), ascending.
 std::vector<int> expert_parallel_sizes(const ModelConfig& model, const TrainingShape& shape);

@@ -21,7 +21,8 @@ struct RankShape {
   int cp = 1;               // c
   int ep = 1;               // expert-parallel size
   int etp = 1;              // expert tensor-parallel size
-  double expert_load = 1;   // the busiest expert's tokens over the average
+  double expert_skew = 1;   // TrainingShape::expert_skew
+  double capacity_factor = 0;  // Megatron's --moe-expert-capacity-factor; 0: dropless
   bool sequence_parallel = false;
   bool flash = true;
   bool fp8 = false;  // linear layers in FP8

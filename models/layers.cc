@@ -165,7 +165,8 @@ RankShape rank_shape(const TrainingShape& shape) {
   rank.tp = shape.tp;
   rank.ep = shape.ep;
   rank.etp = shape.expert_tp();
-  rank.expert_load = shape.expert_load();
+  rank.expert_skew = shape.expert_skew();
+  rank.capacity_factor = shape.moe_capacity_factor;
   rank.sequence_parallel = shape.sequence_parallel && shape.tp > 1;
   rank.flash = shape.flash_attention;
   rank.fp8 = shape.fp8;

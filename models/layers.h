@@ -136,7 +136,7 @@ struct LayerCost {
   double recompute_flops = 0;  // of backward_input: the recomputed forward
   // Of the forward's GEMM FLOPs (and as many in I and in W): what the busiest
   // expert-parallel rank runs beyond the average (models::TrainingShape::
-  // expert_load), which model FLOPs leave out.
+  // busiest_rank_load), which model FLOPs leave out.
   double excess_flops = 0;
 
   // Zero Bubble's accounting, per micro-batch on one tensor-parallel rank.

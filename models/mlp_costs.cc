@@ -2,8 +2,10 @@
 // experts, and the residual add. Stored tensors follow Korthikanti et al.
 // 2022 Sec. 4.1 (GeLU, FFN = 4h; squared ReLU alike); a gated MLP (SwiGLU) stores its gate and up
 // outputs and the down-projection's input instead.
+#include <algorithm>
 #include <cmath>
 
+#include "models/expert_parallel.h"
 #include "models/layer_blocks.h"
 
 namespace pipeplan::models::detail {
@@ -79,7 +81,7 @@ BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape) {
 // one grouped GEMM, and come back the same way. Without sequence
 // parallelism (ep 1, etp t) every tensor-parallel rank runs all tokens
 // through its t-th of every expert, and one all-reduce sums them. The
-// busiest expert's share (expert_load) sets every routed term.
+// busiest rank's share (busiest_rank_load) sets every routed term.
 BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   const MoeConfig& moe = model.moe;
   const std::int64_t h = model.hidden;
@@ -102,10 +104,10 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
       block.expert_params_per_rank + moe.shared_experts * mlp_params(model, moe.expert_ffn, shape.tp) + router;
 
   const double tokens = static_cast<double>(shape.tokens);
-  const double load = shape.expert_load;
   // Tokens this rank routes, and those its experts run on (gathered over etp).
   const double local = dispatched ? tokens / shape.tp : tokens;
   const double gathered = dispatched ? local * shape.etp : tokens;
+  const double load = busiest_rank_load(moe, shape.ep, gathered * shape.ep, shape.expert_skew, shape.capacity_factor);
   const double per_expert = gathered * static_cast<double>(routed) * shape.ep / moe.experts * load;
   add_gemm(block, shape, tokens, h, moe.experts, Split::kColumns);  // router
   block.gemms.back().fp8 = false;  // a plain BF16 GEMM, not a Transformer Engine linear
@@ -123,24 +125,30 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
     add_gemm(block, shape, tokens, h, full.up_width, Split::kColumns, moe.shared_experts);
     add_gemm(block, shape, tokens, moe.expert_ffn, h, Split::kRows, moe.shared_experts);
   }
-  // Routed pairs this rank holds, per token of the micro-batch's b s / c.
+  // Routed pairs this rank runs, per token of the micro-batch's b s / c: the
+  // busiest micro-batch's for time; for memory the expected share, as a rank
+  // holds many micro-batches' and layers' draws at once.
   const double pairs = gathered / tokens * static_cast<double>(routed) * load;
+  const double held_load =
+      shape.capacity_factor > 0 ? std::min(shape.expert_skew, shape.capacity_factor) : shape.expert_skew;
+  const double held = gathered / tokens * static_cast<double>(routed) * held_load;
   const auto per_token = [&](double bytes) { return static_cast<std::int64_t>(std::llround(bytes)); };
   const std::int64_t shared = moe.shared_experts;
   // Whole: router input, fp32 routing probabilities, and per routed pair the
   // dispatched input and the expert output (for the routing-weight gradient).
   const double routed_whole = static_cast<double>(routed) * load;
-  block.stored_whole += e * h + 4 * moe.experts + per_token(routed_whole * 2 * e * h);
+  const double routed_held = static_cast<double>(routed) * held_load;
+  block.stored_whole += e * h + 4 * moe.experts + per_token(routed_held * 2 * e * h);
   block.norm_output_whole += e * h;  // the router's input
-  block.stored_split += per_token(pairs * e * expert_rank.stored_tensors * ffn_expert) +
+  block.stored_split += per_token(held * e * expert_rank.stored_tensors * ffn_expert) +
                         shared * e * shared_rank.stored_tensors * ffn_shared;
   // Of those, each routed pair's activation output (fc2's input), which
   // moe_act recomputes from fc1's output.
-  block.activation_split = per_token(pairs * e * ffn_expert);
+  block.activation_split = per_token(held * e * ffn_expert);
   block.activation_traffic_split = pairs * e * expert_rank.act_traffic * ffn_expert;
-  block.wgrad_whole += e * h + 4 * moe.experts + per_token(routed_whole * 2 * e * h) + shared * e * h;
+  block.wgrad_whole += e * h + 4 * moe.experts + per_token(routed_held * 2 * e * h) + shared * e * h;
   block.wgrad_split +=
-      per_token(pairs * e * (expert_rank.up_width + ffn_expert)) + shared * e * (shared_rank.up_width + ffn_shared);
+      per_token(held * e * (expert_rank.up_width + ffn_expert)) + shared * e * (shared_rank.up_width + ffn_shared);
   // Router softmax and top-k over fp32 logits; permute and unpermute of every
   // routed pair (read + write each).
   block.traffic_whole += 8.0 * moe.experts + routed_whole * 4 * e * h;

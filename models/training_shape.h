@@ -45,10 +45,11 @@ struct TrainingShape {
   // t x c x d ranks fold into etp x ep x (expert data-parallel) ranks.
   int ep = 1;
   int etp = 0;
-  // Tokens the busiest expert-parallel rank receives over the average (1:
-  // Megatron's force-balanced routing; at most experts / top_k, all the
-  // tokens); a capacity factor above 0 drops what exceeds that many times an
-  // expert's average.
+  // Tokens the busiest expert-parallel rank is routed on average over the
+  // mean (1: balanced in expectation, as Megatron's force-balanced routing;
+  // at most experts / top_k, all the tokens); each micro-batch's sampling
+  // spread comes on top. A capacity factor above 0 drops what exceeds that
+  // many times an expert's average.
   double moe_load_imbalance = 1.0;
   double moe_capacity_factor = 0;
   MoeDispatcher moe_dispatcher = MoeDispatcher::kAllToAll;
@@ -92,14 +93,11 @@ struct TrainingShape {
   // Ranks holding the same experts: t x c x d / (ep x etp), each expert
   // layer's gradients reduced and its optimizer sharded over them.
   int expert_replicas() const { return std::max(1, tp * cp * dp / (ep * expert_tp())); }
-  // The busiest expert-parallel rank's tokens over the average: the load
-  // imbalance across ep > 1 ranks (with ep 1 every rank runs every expert on
-  // its own tokens), capped by the capacity factor, which also drops tokens
-  // from balanced experts below 1.
-  double expert_load() const {
-    const double busiest = ep > 1 ? moe_load_imbalance : 1.0;
-    return moe_capacity_factor > 0 ? std::min(busiest, moe_capacity_factor) : busiest;
-  }
+  // The routing's systematic skew: the busiest expert-parallel rank's
+  // expected tokens over the average across ep > 1 ranks (with ep 1 every
+  // rank runs every expert on its own tokens). models::busiest_rank_load
+  // adds the sampling spread of one micro-batch and the capacity cap.
+  double expert_skew() const { return ep > 1 ? moe_load_imbalance : 1.0; }
   // Ranks holding the same weights of a stage: the data-parallel replicas
   // and, within each, the context-parallel ranks (Megatron reduces gradients
   // and shards the distributed optimizer over this d x c group).

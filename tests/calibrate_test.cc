@@ -95,10 +95,9 @@ TEST(Calibrate, RunsNothingWasFittedOnStayWithinTenPercent) {
 
 TEST(Calibrate, PublishedMoeRunIsReadWithItsExpertLayoutAndPredicted) {
   // Megatron-Bridge 25.11 (reference.md): Qwen3-235B-A22B on 256 H100s, TP 2
-  // PP 8 VP 4 EP 32, 1575 tokens/s per GPU, nothing fitted on it. The
-  // prediction is 10.5 % short of the measured step (optimistic, as the
-  // dense runs were before the time model's calibration); the bound keeps
-  // it from drifting further.
+  // PP 8 VP 4 EP 32, 1575 tokens/s per GPU, nothing fitted on it: within
+  // 10 % of the measured step (9.5 % short, with the busiest rank's spread
+  // under force-balanced random routing).
   const std::vector<MeasuredRun> runs =
       read_runs_yaml(testing::kConfigs + "/calibration/megatron-bridge-25.11-moe.yaml");
   ASSERT_EQ(runs.size(), 1u);
@@ -110,7 +109,7 @@ TEST(Calibrate, PublishedMoeRunIsReadWithItsExpertLayoutAndPredicted) {
   ASSERT_TRUE(setup.split.has_value());
   EXPECT_EQ(setup.shape.ep, 32);
   const RunPrediction prediction = predict_runs(runs, nullptr).front();
-  EXPECT_LE(std::abs(prediction.error), 0.12);
+  EXPECT_LE(std::abs(prediction.error), 0.10);
 }
 
 TEST(Calibrate, AnUnknownDispatcherInARunIsRefusedAtItsLine) {
@@ -226,7 +225,7 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
           "'seq' 4096 exceeds gpt2-small's 1024 learned positions");
   refused(good + ", recompute: some, step_time: 1s", "'recompute' must be none, selective or full, got 'some'");
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n"),
-                 "1 runs to fit 2 parameters");
+                 "1 run to fit 2 parameters");
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") +
                      " --report --holdout 1",
                  "--holdout: --report predicts the runs");
@@ -234,8 +233,9 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
   // A refusal writes nothing.
   const std::string out = pipeplan::testing::temp_path("refused-fit.yaml");
   std::filesystem::remove(out);
-  expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") + " --out " + out,
-                 "1 runs to fit");
+  expect_refused(
+      "calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") + " --out " + out,
+      "1 run to fit");
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
@@ -250,6 +250,23 @@ TEST(CalibrateCli, AFitAtItsBoundIsPrintedButNotWritten) {
   EXPECT_NE(result.out.find("AT ITS BOUND"), std::string::npos) << result.out;
   EXPECT_NE(result.err.find("--out: nothing written: gpu.efficiency.matmul.max is at its bound"), std::string::npos)
       << result.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(CalibrateCli, AnExactlyDeterminedFitIsPrintedButNotWritten) {
+  // One run for one parameter: any step time is met exactly, so the fit
+  // says nothing about the parameter and is not written.
+  const std::string runs = write_temp("one-for-one.yaml",
+                                      "runs:\n  - {name: small, model: gpt2-small, hardware: h100-sxm, gpus: 1, "
+                                      "global_batch: 4, seq: 1024, step_time: 110ms}\n");
+  const std::string out = pipeplan::testing::temp_path("one-for-one-fitted.yaml");
+  std::filesystem::remove(out);
+  const auto printed = run("calibrate " + runs + " --fit gpu.efficiency.matmul.max");
+  EXPECT_EQ(printed.code, 0) << printed.err;
+  EXPECT_NE(printed.out.find("to 1 run ("), std::string::npos) << printed.out;
+  const auto result = run("calibrate " + runs + " --fit gpu.efficiency.matmul.max --out " + out);
+  EXPECT_EQ(result.code, 2);
+  EXPECT_NE(result.err.find("1 run for 1 parameter: the fit is exactly determined"), std::string::npos) << result.err;
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 

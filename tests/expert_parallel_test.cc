@@ -44,25 +44,37 @@ std::vector<GemmWork> grouped(const PassWork& pass) {
   return result;
 }
 
+// The busiest of ep ranks over the average when `tokens` tokens route at
+// random (routing_spread_test checks it against brute force).
+double busiest(const ModelConfig& model, int ep, double tokens, double skew = 1) {
+  return busiest_rank_load(model.moe, ep, tokens, skew, 0);
+}
+
 TEST(ExpertParallel, TokensPerExpertMakeOneGroupedGemmPerMatrix) {
   const ModelConfig model = load_model("deepseek-v3");
   // t = 2 with sequence parallelism: each rank routes 4096 / 2 = 2048
   // tokens; their 8 copies spread over 256 experts, 256 / 8 = 32 on this
-  // rank, which receives from 8 ranks: 2048 x 8 x 8 / 256 = 512 tokens each.
+  // rank, which receives from 8 ranks: 2048 x 8 x 8 / 256 = 512 tokens each
+  // on average, and the busiest of the 8 ranks' draws of 8 x 2048 tokens.
+  const double ep8_load = busiest(model, 8, 8 * 2048);
+  EXPECT_GT(ep8_load, 1.005);
   const std::vector<GemmWork> ep8 = grouped(moe_layer(expand_layers(model, deepseek_shape(8, 1))).forward);
   ASSERT_EQ(ep8.size(), 2u);
-  EXPECT_EQ(ep8[0], (GemmWork{512, 2 * kExpertFfn, kHidden, 1, 32, false}));  // gate | up
-  EXPECT_EQ(ep8[1], (GemmWork{512, kHidden, kExpertFfn, 1, 32, false}));      // down
+  EXPECT_EQ(ep8[0], (GemmWork{512 * ep8_load, 2 * kExpertFfn, kHidden, 1, 32, false}));  // gate | up
+  EXPECT_EQ(ep8[1], (GemmWork{512 * ep8_load, kHidden, kExpertFfn, 1, 32, false}));      // down
   // etp = 2: the tokens are gathered over the two ranks splitting each
   // expert (twice the rows, half the columns).
+  const double etp2_load = busiest(model, 8, 8 * 4096);
   const std::vector<GemmWork> etp2 = grouped(moe_layer(expand_layers(model, deepseek_shape(8, 2))).forward);
   ASSERT_EQ(etp2.size(), 2u);
-  EXPECT_EQ(etp2[0], (GemmWork{1024, kExpertFfn, kHidden, 1, 32, false}));
-  EXPECT_EQ(etp2[1], (GemmWork{1024, kHidden, kExpertFfn / 2, 1, 32, false}));
-  // The busiest expert's share sets the pace: 1.25 x the average.
+  EXPECT_EQ(etp2[0], (GemmWork{1024 * etp2_load, kExpertFfn, kHidden, 1, 32, false}));
+  EXPECT_EQ(etp2[1], (GemmWork{1024 * etp2_load, kHidden, kExpertFfn / 2, 1, 32, false}));
+  // The busiest rank's share sets the pace: 1.25 x the average, and its
+  // own draws' spread.
   TrainingShape skewed = deepseek_shape(8, 1);
   skewed.moe_load_imbalance = 1.25;
-  EXPECT_DOUBLE_EQ(grouped(moe_layer(expand_layers(model, skewed)).forward)[0].m, 640);
+  EXPECT_DOUBLE_EQ(grouped(moe_layer(expand_layers(model, skewed)).forward)[0].m,
+                   512 * busiest(model, 8, 8 * 2048, 1.25));
   // A capacity factor drops what is over it.
   skewed.moe_capacity_factor = 1.1;
   EXPECT_DOUBLE_EQ(grouped(moe_layer(expand_layers(model, skewed)).forward)[0].m, 512 * 1.1);
@@ -89,8 +101,10 @@ TEST(ExpertParallel, DroppedTokensAreNotModelWork) {
   const LayerCost kept = moe_layer(expand_layers(model, full));
   double routed = 0;
   for (const GemmWork& gemm : grouped(kept.forward)) routed += gemm.flops();
-  // 58 expert layers; every rank does 1/(t c) of the work.
-  const double expected = 58 * 3 * 0.2 * routed * full.tp * full.cp;
+  // 58 expert layers; every rank does 1/(t c) of the work. The kept GEMMs
+  // run the busiest rank's load, whose excess over the average is not
+  // model work either.
+  const double expected = 58 * 3 * 0.2 * routed / busiest(model, 8, 8 * 2048) * full.tp * full.cp;
   EXPECT_NEAR(model_flops_per_microbatch(expand_layers(model, full), full) -
                   model_flops_per_microbatch(expand_layers(model, dropping), dropping),
               expected, 1e-9 * expected);
@@ -101,26 +115,27 @@ TEST(ExpertParallel, AllToAllBytesAreHiddenTimesTopKEachWay) {
   const LayerCost layer = moe_layer(expand_layers(model, deepseek_shape(8, 1)));
   // Dispatch and combine in the forward, their gradients in the input
   // gradient: each rank's send buffer is its 2048 tokens x 8 copies x 7168
-  // x 2 bytes, of which (ep - 1) / ep leaves it; 8 copies from 4 of 8
-  // groups (node-limited routing).
-  const CollectiveWork expected{CollectiveKind::kAllToAll, 2048 * kTopK * kHidden * 2, 2, kTopK, 256, 8, 4};
+  // x 2 bytes, of which (ep - 1) / ep leaves it, and the busiest rank's
+  // spread over that; 8 copies from 4 of 8 groups (node-limited routing).
+  const double load = busiest(model, 8, 8 * 2048);
+  const CollectiveWork expected{CollectiveKind::kAllToAll, 2048 * kTopK * kHidden * 2 * load, 2, kTopK, 256, 8, 4};
   ASSERT_EQ(layer.forward.expert_collectives.size(), 1u);
   EXPECT_EQ(layer.forward.expert_collectives[0], expected);
   ASSERT_EQ(layer.backward_input.expert_collectives.size(), 1u);
   EXPECT_EQ(layer.backward_input.expert_collectives[0], expected);
   EXPECT_TRUE(layer.backward_weight.expert_collectives.empty());
   // Per token and direction: hidden x bytes x top_k.
-  EXPECT_DOUBLE_EQ(expected.bytes / 2048, kHidden * 2 * kTopK);
+  EXPECT_DOUBLE_EQ(expected.bytes / 2048 / load, kHidden * 2 * kTopK);
   // The routed experts' tensor-parallel collectives go with the tokens:
   // only attention and the shared expert keep theirs (2 of each).
   EXPECT_DOUBLE_EQ(layer.forward.collective_bytes(CollectiveKind::kAllGather), 2 * 4096 * kHidden * 2);
   // etp = 2 gathers the dispatched tokens over the pair and scatters the
-  // outputs back.
+  // outputs back (the pair's 4096 tokens drawing their experts).
   const LayerCost etp2 = moe_layer(expand_layers(model, deepseek_shape(8, 2)));
+  const double gathered = 2 * 2048 * kTopK * kHidden * 2 * busiest(model, 8, 8 * 4096);
   ASSERT_EQ(etp2.forward.expert_collectives.size(), 3u);
-  EXPECT_EQ(etp2.forward.expert_collectives[1], (CollectiveWork{CollectiveKind::kAllGather, 2 * expected.bytes, 1}));
-  EXPECT_EQ(etp2.forward.expert_collectives[2],
-            (CollectiveWork{CollectiveKind::kReduceScatter, 2 * expected.bytes, 1}));
+  EXPECT_EQ(etp2.forward.expert_collectives[1], (CollectiveWork{CollectiveKind::kAllGather, gathered, 1}));
+  EXPECT_EQ(etp2.forward.expert_collectives[2], (CollectiveWork{CollectiveKind::kReduceScatter, gathered, 1}));
   // A dense layer has none.
   EXPECT_TRUE(expand_layers(model, deepseek_shape(8, 1)).layers[1].forward.expert_collectives.empty());
 }
