@@ -3,12 +3,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+// The wrapper first, before any other Eigen header.
+// clang-format off
+#include "common/eigen_core.h"
+
 #include <Eigen/Dense>
+#include <unsupported/Eigen/LevenbergMarquardt>
+// clang-format on
+
 #include <algorithm>
 #include <cmath>
-#include <unsupported/Eigen/LevenbergMarquardt>
 
-#include "common/eigen_core.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "models/layers.h"

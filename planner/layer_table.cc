@@ -14,6 +14,14 @@ namespace {
 
 void push_prefix(std::vector<double>& prefix, double value) { prefix.push_back(prefix.back() + value); }
 
+// The ep x etp consecutive GPUs of an expert-parallel group lie inside a
+// stage's t x c x d, which the pipeline's neighbours are apart: a group
+// across nodes puts both on the network port.
+double network_shared_with_experts(const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
+  const bool across = shape.ep > 1 && shape.ep * shape.expert_tp() > hardware.gpus_per_node;
+  return across ? hardware.network.collective_bandwidth() : 0;
+}
+
 std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                                const models::TrainingShape& shape) {
   std::vector<models::LayerTimes> times;
@@ -66,6 +74,7 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const models::Hardware
   finish();
   pass_overhead_s_ = hardware.pass_overhead_s;
   hidden_comm_slowdown_ = models::contention_s(1.0, hardware.gpu);
+  shared_network_bandwidth_ = network_shared_with_experts(hardware, shape);
 }
 
 LayerTable::LayerTable(const models::LayerKinds& layers, const models::HardwareConfig& hardware,
@@ -85,6 +94,7 @@ LayerTable::LayerTable(const models::LayerKinds& layers, const models::HardwareC
   finish();
   pass_overhead_s_ = hardware.pass_overhead_s;
   hidden_comm_slowdown_ = models::contention_s(1.0, hardware.gpu);
+  shared_network_bandwidth_ = network_shared_with_experts(hardware, shape);
 }
 
 LayerTable::LayerTable(const models::ModelLayers& layers, const std::vector<models::LayerTimes>& layer_times)

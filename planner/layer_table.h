@@ -47,6 +47,10 @@ class LayerTable {
   // Compute slowed per second of communication hidden beside it (the SMs
   // the collectives hold; models::contention_s).
   double hidden_comm_slowdown() const { return hidden_comm_slowdown_; }
+  // The network port's rate where the experts' all-to-all crosses nodes,
+  // so that the stage-to-stage messages (then across nodes too) share the
+  // port with it; 0 where it does not.
+  double shared_network_bandwidth() const { return shared_network_bandwidth_; }
   // One micro-batch through a stage of layers [i, j): its kernels and what
   // its passes spend outside them (what the time partitioners balance).
   double stage_time_s(int i, int j) const {
@@ -80,6 +84,7 @@ class LayerTable {
   std::vector<std::string> names_;
   double pass_overhead_s_ = 0;
   double hidden_comm_slowdown_ = 0;
+  double shared_network_bandwidth_ = 0;
   std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
   std::vector<double> forward_comm_, backward_input_comm_;          // prefix sums
   std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums

@@ -28,6 +28,10 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
   cost.logits_bytes = to_bytes(table.logits_bytes(i, j) * scale);
   // The boundary carries the output of the layer before it.
   cost.send_bytes = to_bytes(table.boundary_bytes(j) * scale);
+  const double port = table.shared_network_bandwidth();
+  if (port > 0 && cost.forward_comm_s + cost.backward_input_comm_s > 0) {
+    cost.network_message_s = static_cast<double>(cost.send_bytes) / port;
+  }
   return cost;
 }
 

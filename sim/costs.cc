@@ -85,7 +85,13 @@ PairSaving pair_saving(const PipelineCosts& costs, const Action& first, const Ac
   const double compute_b = std::max(0.0, action_duration_s(b, second.kind) - comm_b);
   const double kept = 1 - costs.hidden_comm_slowdown;
   const double hidden_a = std::min(comm_a, compute_b), hidden_b = std::min(comm_b, compute_a);
-  return {hidden_a * kept, hidden_b * kept, hidden_a, hidden_b};
+  const double saved = (hidden_a + hidden_b) * kept;
+  // The port carries both passes' communication and their messages one
+  // after another: what it needs beyond the pair's time is saved no more.
+  const double port = comm_a + comm_b + a.network_message_s + b.network_message_s;
+  const double pair = action_duration_s(a, first.kind) + action_duration_s(b, second.kind) - saved;
+  const double share = saved > 0 ? std::max(0.0, 1 - std::max(0.0, port - pair) / saved) : 0;
+  return {hidden_a * kept * share, hidden_b * kept * share, hidden_a * share, hidden_b * share};
 }
 
 namespace {

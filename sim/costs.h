@@ -28,6 +28,11 @@ struct StageCost {
   // runs beside its other pass's compute.
   double forward_comm_s = 0;
   double backward_input_comm_s = 0;
+  // The network time of one of the stage's stage-to-stage messages where
+  // they share the GPU's network port with that communication (0: they do
+  // not): an overlapped pair's port carries both passes' communication and
+  // a message of each.
+  double network_message_s = 0;
 };
 
 struct PipelineCosts {
@@ -64,7 +69,8 @@ double action_comm_s(const StageCost& cost, OpKind kind);
 // An overlapped pair (DualPipe's F&B: `first` and `second` on one rank)
 // runs each pass's communication beside the other's compute: each action
 // takes its duration less what of its communication the other's compute
-// hides, at the slowdown's cost (never less than its own compute).
+// hides, at the slowdown's cost (never less than its own compute), and the
+// pair no less than its network port needs (StageCost::network_message_s).
 struct PairSaving {
   double first_s = 0;  // time saved
   double second_s = 0;

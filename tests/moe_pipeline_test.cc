@@ -17,10 +17,12 @@
 #include "models/layers.h"
 #include "models/model_config.h"
 #include "models/time_model.h"
+#include "planner/layer_table.h"
 #include "planner/megatron_args.h"
 #include "planner/model_simulation.h"
 #include "planner/plan_file.h"
 #include "planner/plan_search.h"
+#include "sim/costs.h"
 #include "sim/generators/registry.h"
 #include "sim/output/chrome_trace.h"
 #include "sim/pass_pairing.h"
@@ -167,6 +169,52 @@ TEST(MoePipeline, SpanBoundsHoldWithCommunicationPairsHide) {
     }
   }
   EXPECT_GT(checked, 100);
+}
+
+TEST(MoePipeline, APairTakesNoLessThanItsNetworkPortCarries) {
+  // F: 2 ms of compute and a 10 ms all-to-all; B: 4 ms and 10 ms. Without
+  // the SMs' slowdown each hides what the other's compute covers, 4 + 2 ms
+  // of the 26: the pair takes 20 ms, the two all-to-alls end to end. A 1 ms
+  // stage-to-stage message each on the same port makes it 22 ms.
+  sim::PipelineCosts costs;
+  sim::StageCost cost;
+  cost.forward_s = 12;
+  cost.forward_comm_s = 10;
+  cost.backward_input_s = 14;
+  cost.backward_input_comm_s = 10;
+  costs.stages = {cost};
+  const sim::Action forward{0, 1, sim::OpKind::kForward, true}, backward{0, 0, sim::OpKind::kBackwardInput, false};
+  const sim::PairSaving apart = sim::pair_saving(costs, forward, backward);
+  EXPECT_DOUBLE_EQ(apart.first_s + apart.second_s, 6);
+  costs.stages[0].network_message_s = 1;
+  const sim::PairSaving sharing = sim::pair_saving(costs, forward, backward);
+  EXPECT_DOUBLE_EQ(26 - sharing.first_s - sharing.second_s, 22);
+  EXPECT_DOUBLE_EQ(sharing.first_hidden_s / sharing.second_hidden_s, apart.first_hidden_s / apart.second_hidden_s);
+  // A port with time to spare costs nothing: 10 ms of compute each and a
+  // 5 ms forward all-to-all, 20 ms a pair against the port's 17.
+  costs.stages[0].forward_s = 15;
+  costs.stages[0].forward_comm_s = 5;
+  costs.stages[0].backward_input_s = 20;
+  const sim::PairSaving spare = sim::pair_saving(costs, forward, backward);
+  EXPECT_DOUBLE_EQ(spare.first_s + spare.second_s, 15);
+}
+
+TEST(MoePipeline, StageMessagesShareThePortWhereTheAllToAllCrossesNodes) {
+  // Qwen3-235B-A22B at t = 2, d = 16: ep 32 spans 4 nodes of 8 (the port's
+  // 45 GB/s bus bandwidth), ep 8 stays on NVLink.
+  const models::ModelConfig model = models::load_model("qwen3-235b-a22b");
+  const models::HardwareConfig h100 = models::load_hardware("h100-sxm");
+  models::TrainingShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 2;
+  shape.sequence_parallel = true;
+  shape.dp = 16;
+  shape.ep = 32;
+  shape.etp = 1;
+  EXPECT_DOUBLE_EQ(planner::LayerTable(models::expand_layers(model, shape), h100, shape).shared_network_bandwidth(),
+                   45e9);
+  shape.ep = 8;
+  EXPECT_EQ(planner::LayerTable(models::expand_layers(model, shape), h100, shape).shared_network_bandwidth(), 0);
 }
 
 TEST(MoePipeline, PairingIsMegatronsCombined1F1B) {
