@@ -32,6 +32,17 @@ std::string placement_arguments(const PlanCandidate& plan) {
   return fmt::format(" --pipeline-model-parallel-layout \"{}\"", format_layout(plan.split));
 }
 
+// Multi-head latent attention's shapes (Megatron-core's MLA flags): the
+// costs take them from the model file, and Megatron needs them named.
+std::string attention_arguments(const models::ModelConfig& model) {
+  const models::MlaConfig& mla = model.mla;
+  if (!mla.enabled()) return "";
+  std::string args = " --multi-latent-attention";
+  if (mla.q_lora_rank > 0) args += fmt::format(" --q-lora-rank {}", mla.q_lora_rank);
+  return args + fmt::format(" --kv-lora-rank {} --qk-head-dim {} --qk-pos-emb-head-dim {} --v-head-dim {}",
+                            mla.kv_lora_rank, mla.qk_nope_head_dim, mla.qk_rope_head_dim, mla.v_head_dim);
+}
+
 // The experts and their layout: Megatron-core's MoE flags, with the
 // all-to-all dispatcher and grouped GEMMs the costs assume, and which
 // layers are dense (--moe-layer-freq as a Python list expression).
@@ -69,7 +80,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
       plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
   if (plan.cp > 1) args += fmt::format(" --context-parallel-size {}", plan.cp);
   if (plan.sequence_parallel) args += " --sequence-parallel";
-  if (model != nullptr) args += expert_arguments(plan, *model);
+  if (model != nullptr) args += attention_arguments(*model) + expert_arguments(plan, *model);
   // Under pipelining ZeRO-2/3 sync once per step as the distributed
   // optimizer does: Megatron's nearest (the note says so).
   const bool nearest_zero1 = plan.zero >= models::ZeroStage::kGradients && plan.pp > 1;

@@ -333,7 +333,9 @@ TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
        {std::string("--num-experts 256"), std::string("--moe-router-topk 8"),
         "--expert-model-parallel-size " + std::to_string(best.ep),
         "--expert-tensor-parallel-size " + std::to_string(best.etp), std::string("--moe-layer-freq \"([0]*3+[1]*58)\""),
-        std::string("--moe-router-num-groups 8 --moe-router-group-topk 4")}) {
+        std::string("--moe-router-num-groups 8 --moe-router-group-topk 4"),
+        std::string("--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 "
+                    "--qk-pos-emb-head-dim 64 --v-head-dim 128")}) {
     EXPECT_NE(args.find(flag), std::string::npos) << flag << " in " << args;
   }
 }
