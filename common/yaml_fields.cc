@@ -2,16 +2,15 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include "common/error.h"
 #include "common/quote.h"
 #include "common/text_file.h"
+#include "common/yaml_document_check.h"
 
 namespace pipeplan {
 
@@ -38,55 +37,13 @@ void check_unique_keys(const YAML::Node& node, const std::string& file) {
   }
 }
 
-// Events of a text's second document that carry content, and where it
-// starts. yaml-cpp's LoadAll never ends on some malformed texts (",," is an
-// endless run of empty documents), so documents are walked one at a time,
-// two at most, and empty ones count for nothing.
-class SecondDocument : public YAML::EventHandler {
- public:
-  bool has_content() const { return content_; }
-  const YAML::Mark& start() const { return start_; }
-
-  void OnDocumentStart(const YAML::Mark& mark) override {
-    if (++documents_ == 2) start_ = mark;
-  }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override { seen(); }
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { seen(); }
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
-    seen();
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { seen(); }
-  void OnMapEnd() override {}
-
- private:
-  void seen() { content_ = content_ || documents_ == 2; }
-  int documents_ = 0;
-  bool content_ = false;
-  YAML::Mark start_;
-};
-
-// Throws at a second document with content: yaml-cpp's Load drops it.
-void check_single_document(const std::string& text, const std::string& file) {
-  std::stringstream stream(text);
-  YAML::Parser parser(stream);
-  SecondDocument second;
-  if (parser.HandleNextDocument(second)) parser.HandleNextDocument(second);
-  if (second.has_content()) {
-    throw ParseError(file, second.start().line + 1, second.start().column + 1,
-                     "a second YAML document (after '---'): a file holds one; remove the '---' or split the file");
-  }
-}
-
 }  // namespace
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& file) {
   YAML::Node root;
   try {
+    check_yaml_document(text, file);  // before any walk over the tree
     root = YAML::Load(text);
-    check_single_document(text, file);
   } catch (const YAML::Exception& error) {
     throw_yaml_error(file, error);
   }

@@ -18,8 +18,10 @@ namespace pipeplan {
 // error a ParseError.
 YAML::Node load_yaml_file(const std::string& path, std::string_view what);
 
-// Parses YAML text read from `file`: a syntax error, or a key given twice
-// in one map (which yaml-cpp would read as its first), is a ParseError.
+// Parses YAML text read from `file`: a syntax error, a key given twice in
+// one map (which yaml-cpp would read as its first), or what
+// check_yaml_document refuses (a second document, a recursive alias,
+// aliases expanding past a bound) is a ParseError.
 YAML::Node parse_yaml_text(const std::string& text, const std::string& file);
 
 // Turns yaml-cpp's own errors (a value indexed as a map, a conversion that

@@ -11,6 +11,7 @@
 #include "commands/in_process.h"
 #include "common/error.h"
 #include "common/text_file.h"
+#include "common/yaml_fields.h"
 #include "models/embedded_configs.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
@@ -53,7 +54,7 @@ void set_field(YAML::Node root, const std::vector<std::string>& path, const std:
 
 std::string write_derived(const std::string& kind, const std::string& original, const std::vector<FieldOverride>& fields,
                           const std::string& file) {
-  YAML::Node root = YAML::Load(original_text(kind, original));
+  YAML::Node root = parse_yaml_text(original_text(kind, original), original);
   std::string label;
   for (const FieldOverride& field : fields) {
     set_field(root, field.path, field.value);

@@ -1,8 +1,10 @@
 // Every YAML file pipeplan reads refuses a key given twice in one map
-// (yaml-cpp would keep both and read the first) and a second document
-// (yaml-cpp's Load drops it).
+// (yaml-cpp would keep both and read the first), a second document
+// (yaml-cpp's Load drops it), an alias inside the node it names (a tree
+// that contains itself) and aliases expanding past a bound.
 #include "common/yaml_fields.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/cli_support.h"
@@ -49,6 +51,42 @@ TEST(YamlFields, ASecondDocumentIsRefusedAtItsLine) {
   EXPECT_TRUE(parse_yaml_text(",,", "commas.yaml").IsNull());
   expect_refused("hardware show " + write_temp("two-documents.yaml", "base: h100-sxm\n---\nname: y\n"),
                  "a second YAML document");
+}
+
+std::string refusal(const std::string& text) {
+  try {
+    parse_yaml_text(text, "aliases.yaml");
+  } catch (const ParseError& error) {
+    return error.what();
+  }
+  return "accepted";
+}
+
+TEST(YamlFields, AnAliasInsideTheNodeItNamesIsRefusedAtTheAlias) {
+  // yaml-cpp registers an anchor when its collection starts, so each of
+  // these loads as a tree containing itself, which no walk finishes.
+  EXPECT_NE(refusal("&a [*a]").find("aliases.yaml:1:5: an alias inside the node it names"), std::string::npos);
+  EXPECT_NE(refusal("name: &a {x: [1, {y: *a}]}\n").find("aliases.yaml:1:22:"), std::string::npos);
+  EXPECT_NE(refusal("a: &a\n  b: *a\n").find("aliases.yaml:2:6:"), std::string::npos);
+  // An alias after its node closed is a copy, read as written.
+  const YAML::Node copied = parse_yaml_text("a: &a {x: 1}\nb: *a\nc: [*a, *a]\n", "aliases.yaml");
+  EXPECT_EQ(copied["b"]["x"].as<int>(), 1);
+  EXPECT_EQ(copied["c"][1]["x"].as<int>(), 1);
+  expect_refused("hardware show " + write_temp("recursive-alias.yaml", "base: &a {gpu: *a}\n"),
+                 "an alias inside the node it names");
+}
+
+TEST(YamlFields, AliasesExpandingPastTheBoundAreRefused) {
+  // Each level doubles: level k names 2^(k+2) - 1 nodes. Up to level 13 the
+  // text expands to 65,533 nodes (the root map, 14 keys and the levels);
+  // level 14 adds 65,536 and passes the 100,000 bound.
+  std::string text = "a0: &a0 [x, x]\n";
+  for (int level = 1; level <= 13; ++level) {
+    text += fmt::format("a{0}: &a{0} [*a{1}, *a{1}]\n", level, level - 1);
+  }
+  EXPECT_EQ(refusal(text), "accepted");
+  text += "a14: &a14 [*a13, *a13]\n";
+  EXPECT_NE(refusal(text).find("aliases expand this text to over 100000 nodes"), std::string::npos);
 }
 
 }  // namespace
