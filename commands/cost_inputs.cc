@@ -111,8 +111,9 @@ void merge_yaml(const std::string& path, CostInputs& inputs) {
 }
 
 // Link options that would change nothing are refused: bytes over unlimited
-// bandwidth cost nothing, bandwidth carries no bytes, and without
-// --ranks-per-node every rank is on one node.
+// bandwidth cost nothing, bandwidth carries no bytes, without
+// --ranks-per-node every rank is on one node, and nodes over links whose
+// transfers take no time share nothing.
 void check_link_options(const CostInputs& inputs, const ResolvedCosts& resolved) {
   if ((inputs.inter_node_bandwidth || inputs.inter_node_latency) && resolved.topology.ranks_per_node == 0) {
     throw InputError("--inter-node-bandwidth and --inter-node-latency need --ranks-per-node: without it every rank is "
@@ -125,6 +126,12 @@ void check_link_options(const CostInputs& inputs, const ResolvedCosts& resolved)
   }
   const bool limited = std::isfinite(resolved.topology.intra_node.bandwidth_bytes_per_s) ||
                        std::isfinite(resolved.topology.inter_node.bandwidth_bytes_per_s);
+  const bool latent = resolved.topology.intra_node.latency_s > 0 || resolved.topology.inter_node.latency_s > 0;
+  if (resolved.topology.ranks_per_node > 0 && !latent && !(sends && limited)) {
+    throw InputError("--ranks-per-node: every transfer takes no time here (no --tcomm, --inter-node-latency or "
+                     "--p2p-bytes over a bandwidth), so which ranks share a node changes nothing; give link costs "
+                     "or drop it");
+  }
   if (sends && !limited) {
     throw InputError("--p2p-bytes cost nothing over links of unlimited bandwidth: give --link-bandwidth too, or drop "
                      "it");

@@ -16,6 +16,7 @@
 #include "planner/plan_replay.h"
 #include "profiler/profile_file.h"
 #include "sim/generators/registry.h"
+#include "sim/search/activation_limit.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -100,6 +101,10 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   setup.microbatch_group_size = source.microbatch_group_size;
   setup.memory_cap_bytes = memory_cap_bytes(outputs);
   setup.explain = options.explain;
+  searches_schedule(source);  // refuses --activation-limit where nothing is searched
+  if (source.activation_limit) {
+    setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
+  }
   check_gpus_available(setup, run.hardware);
   return run;
 }
@@ -157,6 +162,10 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
                                run.changes.empty() ? "" : fmt::format(": {}", fmt::join(run.changes, ", ")));
   }
   output.text += planner::model_simulation_to_text(result) + fmt::format("  costs: {}\n", result.cost_source);
+  if (!result.schedule_note.empty()) {
+    output.json["schedule_search"] = result.schedule_note;
+    output.text += fmt::format("  schedule: {}\n", result.schedule_note);
+  }
   if (run.plan_predicted_s) {
     // A plan replayed as written gives its own figure back, unless the
     // model, the hardware description or pipeplan changed since.
@@ -171,7 +180,7 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
       output.text += fmt::format("  note: {}\n", note);
     }
   }
-  write_simulation_files(result.report, outputs, outputs.gantt, output);
+  write_simulation_files(result.report, result.schedule, outputs, outputs.gantt, output);
   return output;
 }
 
@@ -294,6 +303,14 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   setup.memory_cap_bytes = outputs.memory_cap ? memory_cap_bytes(outputs) : has("hardware") ? 0 : plan.memory_cap_bytes;
   if (outputs.memory_cap) check_memory_cap(setup.memory_cap_bytes, *outputs.memory_cap, run.hardware);
   setup.explain = options.explain;
+  if (source.activation_limit) {
+    if (!sim::is_searched(sim::find_schedule_family(setup.schedule))) {
+      throw InputError(fmt::format("--activation-limit bounds a searched schedule's activations, and the plan runs {}: "
+                                   "drop it or add --schedule ZBAuto",
+                                   setup.schedule));
+    }
+    setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
+  }
   if (!run.layers && !run.layout) {
     const int stages = plan.plan.pp * plan.plan.virtual_stages;
     if (setup.pp * setup.virtual_stages != stages) {
@@ -372,7 +389,8 @@ const std::vector<std::string_view>& plan_override_options() {
                                                       "stages",
                                                       "microbatches",
                                                       "virtual",
-                                                      "microbatch-group-size"};
+                                                      "microbatch-group-size",
+                                                      "activation-limit"};
   return kOptions;
 }
 

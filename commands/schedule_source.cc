@@ -31,6 +31,32 @@ void add_schedule_options(CLI::App& command, ScheduleSource& source) {
       ->capture_default_str();
 }
 
+void add_activation_limit_option(CLI::App& command, ScheduleSource& source) {
+  command.add_option("--activation-limit", source.activation_limit,
+                     "A searched schedule (ZBAuto): activations each rank may hold at once, as bytes (12GiB), "
+                     "micro-batches (16: 16 x M_B) or a multiple of p (2p: Zero Bubble's ZB-2p) [default: what "
+                     "--memory-cap, or with --model the GPU, leaves beside each rank's static memory; with given "
+                     "times and no cap, p (what 1F1B holds)]");
+}
+
+bool searches_schedule(const ScheduleSource& source) {
+  const bool all = !source.csv_file && source.name == "all";
+  const bool searched = !source.csv_file && !all && sim::is_searched(sim::find_schedule_family(source.name));
+  if (source.activation_limit && !searched && !all) {
+    throw InputError("--activation-limit bounds a searched schedule's activations (--schedule ZBAuto): drop it");
+  }
+  if (searched && source.microbatch_group_size > 0) {
+    throw InputError(fmt::format("--microbatch-group-size orders Interleaved1F1B's micro-batches; {} does not use it: "
+                                 "drop it",
+                                 sim::find_schedule_family(source.name).name));
+  }
+  if (searched && source.virtual_stages > 1) {
+    throw InputError(fmt::format("--virtual {}: {} runs one stage per rank; drop --virtual", source.virtual_stages,
+                                 sim::find_schedule_family(source.name).name));
+  }
+  return searched;
+}
+
 sim::Schedule load_schedule(const ScheduleSource& source) {
   if (!source.csv_file) {
     return sim::generate_schedule(source.name,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "commands/compare_schedules.h"
@@ -11,8 +12,10 @@
 #include "commands/schedule_source.h"
 #include "commands/simulate_outputs.h"
 #include "common/error.h"
+#include "planner/searched_order.h"
 #include "sim/output/report_json.h"
 #include "sim/output/report_text.h"
+#include "sim/search/searched_schedule.h"
 #include "sim/simulate.h"
 
 namespace pipeplan::commands {
@@ -25,12 +28,12 @@ constexpr std::size_t kGanttMaxActionsPerRank = 48;
 // The options each way of running `simulate` reads; any other given option
 // is refused (option_use.h).
 const std::vector<std::string_view> kScheduleShape{"schedule", "stages", "microbatches", "virtual",
-                                                   "microbatch-group-size"};
+                                                   "microbatch-group-size", "activation-limit"};
 const std::vector<std::string_view> kGivenCosts{"tf", "tb", "tw", "tcomm", "costs", "act-bytes", "wgrad-bytes",
                                                 "static-bytes", "p2p-bytes", "link-bandwidth", "ranks-per-node",
                                                 "inter-node-bandwidth", "inter-node-latency"};
 const std::vector<std::string_view> kOneRun{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
-                                           "gantt", "trace", "svg", "window"};
+                                           "gantt", "trace", "svg", "window", "csv-out"};
 const std::vector<std::string_view> kComparison{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
                                                "svg", "window"};
 
@@ -62,6 +65,32 @@ void set_memory_limit(sim::SimulationReport& report, const SimulateOutputs& outp
   report.memory_limit_source = "--memory-cap";
 }
 
+// The schedule given times run: generated, read from a CSV, or (a searched
+// family) searched for these costs.
+struct SourcedSchedule {
+  sim::Schedule schedule;
+  bool searched = false;
+  std::string note;  // what it was searched within
+};
+
+SourcedSchedule given_times_schedule(const ScheduleSource& source, const ResolvedCosts& costs,
+                                     const SimulateOutputs& outputs) {
+  if (!searches_schedule(source)) return {load_schedule(source), false, ""};
+  const sim::ScheduleFamily& family = sim::find_schedule_family(source.name);
+  if (!costs.weight_grad_given) {
+    throw InputError(fmt::format("{} splits the backward into I and W: give --tw, the weight-gradient time (ms)",
+                                 family.name));
+  }
+  const std::string name(family.name);
+  const sim::Schedule shape = sim::searched_schedule_shape(name, source.ranks, source.microbatches);
+  std::optional<sim::ActivationLimit> limit;
+  if (source.activation_limit) limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
+  planner::SearchedOrder order =
+      planner::search_order(name, sim::expand_rank_costs(costs.rank_costs, shape), costs.topology,
+                            source.microbatches, limit, memory_cap_bytes(outputs), "--memory-cap");
+  return {std::move(order.schedule), true, std::move(order.note)};
+}
+
 // Every schedule family on the given times.
 CommandOutput compare_given_times(const ScheduleSource& source, const ResolvedCosts& costs,
                                   const SimulateOutputs& outputs) {
@@ -72,9 +101,12 @@ CommandOutput compare_given_times(const ScheduleSource& source, const ResolvedCo
       return row;
     }
     try {
-      const int group = family.name == "Interleaved1F1B" ? source.microbatch_group_size : 0;
-      const sim::Schedule schedule = sim::generate_schedule(
-          family.name, {source.ranks, source.microbatches, compared_virtual_stages(family, source.virtual_stages), group});
+      ScheduleSource one = source;
+      one.name = family.name;
+      one.virtual_stages = compared_virtual_stages(family, source.virtual_stages);
+      one.microbatch_group_size = family.name == "Interleaved1F1B" ? source.microbatch_group_size : 0;
+      if (!sim::is_searched(family)) one.activation_limit.reset();
+      const sim::Schedule schedule = given_times_schedule(one, costs, outputs).schedule;
       row.report = sim::simulate(schedule, sim::expand_rank_costs(costs.rank_costs, schedule), costs.topology,
                                  simulation_options(outputs, false));
       set_memory_limit(*row.report, outputs);
@@ -90,11 +122,17 @@ CommandOutput compare_given_times(const ScheduleSource& source, const ResolvedCo
 CommandOutput simulate_given_times(const SimulateOptions& options) {
   const ResolvedCosts costs = resolve_costs(options.costs);
   const SimulateOutputs& outputs = options.outputs;
+  const auto& kept = costs.rank_costs.activation_bytes;
+  if (options.source.activation_limit && std::all_of(kept.begin(), kept.end(), [](auto b) { return b <= 0; })) {
+    throw InputError("--activation-limit bounds the activations a searched order keeps, and these costs keep none: "
+                     "give --act-bytes (M_B) or drop it");
+  }
   if (!options.source.csv_file && options.source.name == "all") {
     check_semantics_options(outputs, "all", true);
     return compare_given_times(options.source, costs, outputs);
   }
-  const sim::Schedule schedule = load_schedule(options.source);
+  const SourcedSchedule sourced = given_times_schedule(options.source, costs, outputs);
+  const sim::Schedule& schedule = sourced.schedule;
   check_semantics_options(outputs, schedule.name, has_overlapped_pairs(schedule));
   if (costs.topology.ranks_per_node >= schedule.ranks) {
     throw InputError(fmt::format("--ranks-per-node {} puts all {} ranks on one node: it changes nothing; drop it",
@@ -103,7 +141,7 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
   if (outputs.recv_placement && schedule.has_comm()) {
     throw InputError("--recv-placement: the schedule already places its SEND/RECV actions; drop it");
   }
-  if (!costs.weight_grad_given && splits_backward(schedule)) {
+  if (!costs.weight_grad_given && (sourced.searched || splits_backward(schedule))) {
     throw InputError(fmt::format("{} splits the backward into I and W: give --tw, the weight-gradient time (ms)",
                                  schedule.name));
   }
@@ -121,6 +159,10 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
   output.json = sim::report_to_json(report);
   output.json["cost_source"] = costs.source;
   output.text = sim::report_to_text(report) + fmt::format("  costs: {}\n", costs.source);
+  if (sourced.searched) {
+    output.json["schedule_search"] = sourced.note;
+    output.text += fmt::format("  schedule: {}\n", sourced.note);
+  }
   if (schedule.dropped_runtime_actions > 0) {
     const std::string note = fmt::format(
         "{} UNSHARD/RESHARD/REDUCE_GRAD cells of the CSV cost nothing here: FSDP sharding and per-stage gradient "
@@ -129,7 +171,7 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
     output.json["notes"] = {note};
     output.text += fmt::format("  note: {}\n", note);
   }
-  write_simulation_files(report, outputs, gantt, output);
+  write_simulation_files(report, schedule, outputs, gantt, output);
   return output;
 }
 
@@ -173,6 +215,7 @@ void register_simulate_command(CLI::App& app, OutputSink sink) {
       "Replay a pipeline schedule with per-op durations, link costs and memory; report iteration time, bubble and "
       "per-rank peak memory. --schedule all compares every schedule on the same costs.");
   add_schedule_options(*command, options->source);
+  add_activation_limit_option(*command, options->source);
   add_cost_options(*command, options->costs);
   add_model_simulate_options(*command, options->model);
   add_simulate_output_options(*command, options->outputs);

@@ -8,6 +8,7 @@
 #include "sim/output/ascii_gantt.h"
 #include "sim/output/chrome_trace.h"
 #include "sim/output/svg_gantt.h"
+#include "sim/schedule_csv.h"
 
 namespace pipeplan::commands {
 
@@ -32,6 +33,9 @@ void add_simulate_output_options(CLI::App& command, SimulateOutputs& outputs) {
   command.add_option("--trace", outputs.trace_file,
                      "Write a Chrome trace (open in ui.perfetto.dev or chrome://tracing)");
   command.add_option("--svg", outputs.svg_file, "Write a Gantt chart as SVG");
+  command.add_option("--csv-out", outputs.csv_file,
+                     "Write the order simulated (compute actions, one row per rank) as a PyTorch schedule CSV, "
+                     "which torch.distributed.pipelining's _PipelineScheduleRuntime loads");
   command.add_option("--window", outputs.window,
                      "With --svg: draw only this part of the timeline, START:END as times ('20ms:80ms') or shares "
                      "of it ('0%:25%')");
@@ -79,8 +83,9 @@ std::int64_t memory_cap_bytes(const SimulateOutputs& outputs) {
   return bytes;
 }
 
-void write_simulation_files(const sim::SimulationReport& report, const SimulateOutputs& outputs, bool ascii_gantt,
-                            CommandOutput& output) {
+void write_simulation_files(const sim::SimulationReport& report, const sim::Schedule& schedule,
+                            const SimulateOutputs& outputs, bool ascii_gantt, CommandOutput& output) {
+  if (outputs.csv_file) write_text_file(*outputs.csv_file, sim::write_schedule_csv(schedule), "--csv-out");
   if (ascii_gantt) output.text += "\n" + sim::ascii_gantt(report);
   if (outputs.trace_file) write_text_file(*outputs.trace_file, sim::chrome_trace_json(report), "--trace");
   if (outputs.svg_file) {

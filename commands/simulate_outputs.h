@@ -23,10 +23,11 @@ struct SimulateOutputs {
   std::optional<std::string> trace_file;
   std::optional<std::string> svg_file;
   std::optional<std::string> window;      // --window, for --svg
+  std::optional<std::string> csv_file;    // --csv-out: the order as a PyTorch schedule CSV
 };
 
 // --no-overlap, --recv-placement, --overlap-f-b, --json, --gantt,
-// --memory-cap, --trace, --svg, --window.
+// --memory-cap, --trace, --svg, --window, --csv-out.
 void add_simulate_output_options(CLI::App& command, SimulateOutputs& outputs);
 
 // The options for the simulator itself: overlap, where RECVs go, how
@@ -46,9 +47,9 @@ bool has_overlapped_pairs(const sim::Schedule& schedule);
 // --memory-cap in bytes, or 0 when not given.
 std::int64_t memory_cap_bytes(const SimulateOutputs& outputs);
 
-// Writes the trace and the SVG that were asked for and appends the terminal
-// Gantt to the text when `ascii_gantt`.
-void write_simulation_files(const sim::SimulationReport& report, const SimulateOutputs& outputs, bool ascii_gantt,
-                            CommandOutput& output);
+// Writes the trace, the SVG and the schedule CSV that were asked for and
+// appends the terminal Gantt to the text when `ascii_gantt`.
+void write_simulation_files(const sim::SimulationReport& report, const sim::Schedule& schedule,
+                            const SimulateOutputs& outputs, bool ascii_gantt, CommandOutput& output);
 
 }  // namespace pipeplan::commands

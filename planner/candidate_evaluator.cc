@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "common/parallel.h"
 #include "models/layers.h"
 #include "models/training_state.h"
@@ -15,9 +16,11 @@
 #include "planner/schedule_context.h"
 #include "planner/search_contexts.h"
 #include "planner/search_split.h"
+#include "planner/searched_order.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
+#include "sim/search/searched_schedule.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -326,6 +329,8 @@ std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
     const LayerContext& layers = layers_[candidate.group][candidate.layers];
     const ScheduleContext* context = schedule_of(candidate.schedule, groups_[candidate.group]);
     if (context == nullptr) continue;  // its schedule's preconditions fail
+    // A searched order has no split before its costs: none to offer.
+    if (sim::is_searched(sim::find_schedule_family(schedules_[candidate.schedule].name))) continue;
     std::optional<StageSplit> leanest = leanest_split(layers, *context);
     if (!leanest) continue;
     const double estimate = stage_memory_max(layers, *context, *leanest);
@@ -362,6 +367,23 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
   pending.split = std::move(*split);
 }
 
+// The candidate's searched order within what the cap leaves beside each
+// rank's static bytes, as `simulate --plan` searches it; where a rank's
+// static bytes leave no room for one micro-batch, the order holding one
+// (its replay then reports the rank over the cap).
+sim::Schedule CandidateEvaluator::searched_order_within_cap(const std::string& name, const ModelStageCosts& costs,
+                                                            const PipelineSetup& setup) const {
+  const sim::Topology topology = setup_topology(request_.hardware, setup);
+  try {
+    return search_order(name, costs.costs, topology, setup.microbatches, std::nullopt, setup.memory_cap_bytes,
+                        "the memory cap")
+        .schedule;
+  } catch (const InputError&) {
+    const sim::ActivationLimit one{sim::ActivationLimit::Unit::kMicrobatches, 1};
+    return search_order(name, costs.costs, topology, setup.microbatches, one, 0, "").schedule;
+  }
+}
+
 PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const {
   const SearchGroup& group = groups_[pending.group];
   const LayerContext& layers = layers_[pending.group][pending.layers];
@@ -379,10 +401,13 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const 
   setup.schedule = context.choice.name;
   setup.profile = request_.profile ? &*request_.profile : nullptr;
   setup.memory_cap_bytes = static_cast<std::int64_t>(cap_);
-  const sim::Schedule schedule =
-      run_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0},
-                   layers.shape.moe_a2a_overlap);
+  const bool searched = sim::is_searched(sim::find_schedule_family(context.choice.name));
+  sim::Schedule schedule =
+      searched ? sim::searched_schedule_shape(context.choice.name, group.pp, group.microbatches)
+               : run_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0},
+                              layers.shape.moe_a2a_overlap);
   const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, *pending.split, schedule);
+  if (searched) schedule = searched_order_within_cap(context.choice.name, costs, setup);
   const ModelSimulation simulation =
       simulate_stage_costs(schedule, costs, *pending.split, request_.hardware, setup, layers.model_flops(), options);
   return describe(group, layers, context.choice, simulation);

@@ -95,6 +95,9 @@ class CandidateEvaluator {
   // Whether every rank's share of the weights and their state is over the
   // cap at every sharding the group runs: no candidate of it can fit.
   bool weights_over_cap(const SearchGroup& group, const std::vector<models::ZeroStage>& zeros) const;
+  // A searched family's order for the candidate's stage costs under the cap.
+  sim::Schedule searched_order_within_cap(const std::string& name, const ModelStageCosts& costs,
+                                          const PipelineSetup& setup) const;
 
   const PlanRequest& request_;
   const std::vector<SearchGroup>& groups_;

@@ -9,9 +9,11 @@
 #include "common/error.h"
 #include "models/time_model.h"
 #include "planner/profile_costs.h"
+#include "planner/searched_order.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
+#include "sim/search/searched_schedule.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -309,9 +311,13 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
     throw InputError("--explain divides the time model's figures into their terms, and measured times (--profile) "
                      "have none: drop one of them");
   }
-  const sim::Schedule schedule =
-      run_schedule(setup.schedule, {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size},
-                   setup.shape.moe_a2a_overlap);
+  const sim::ScheduleFamily& family = sim::find_schedule_family(setup.schedule);
+  sim::Schedule schedule =
+      sim::is_searched(family)
+          ? sim::searched_schedule_shape(std::string(family.name), setup.pp, setup.microbatches)
+          : run_schedule(setup.schedule,
+                         {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size},
+                         setup.shape.moe_a2a_overlap);
   if (setup.shape.moe_a2a_overlap) {
     sim::check_pairs_forward_backward(sim::find_schedule_family(setup.schedule).name, schedule.virtual_stages());
   }
@@ -322,8 +328,19 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
     profiled = apply_profile(*setup.profile, setup.model_name, setup.shape, hardware, costed);
   const LayerTable table = profiled ? LayerTable(costed, profiled->times) : LayerTable(costed, hardware, setup.shape);
   const ModelStageCosts costs = build_stage_costs(table, setup.shape, split, schedule);
+  std::string schedule_note;
+  if (sim::is_searched(family)) {
+    const bool capped = setup.memory_cap_bytes > 0;
+    SearchedOrder order = search_order(
+        std::string(family.name), costs.costs, setup_topology(hardware, setup), setup.microbatches,
+        setup.activation_limit, capped ? setup.memory_cap_bytes : hardware.gpu.usable_memory_bytes(),
+        capped ? "the memory cap" : "the usable memory per GPU of " + hardware.name);
+    schedule = std::move(order.schedule);
+    schedule_note = std::move(order.note);
+  }
   ModelSimulation result = simulate_stage_costs(schedule, costs, std::move(split), hardware, setup,
                                                 models::model_flops_per_microbatch(layers, setup.shape), options);
+  result.schedule_note = std::move(schedule_note);
   result.layers = rank_layer_names(table, result.split, schedule);
   if (setup.explain) {
     const PipelineTimes times{result.pipeline_s, pipeline_without_p2p_s(schedule, costs, hardware, setup, options),
@@ -335,6 +352,7 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
   } else if (const std::vector<std::string> assumed = models::hardware_assumptions(hardware); !assumed.empty()) {
     result.cost_source = fmt::format("analytical model ({})", fmt::join(assumed, "; "));
   }
+  result.schedule = std::move(schedule);
   return result;
 }
 

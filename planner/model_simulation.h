@@ -20,6 +20,7 @@
 #include "planner/step_terms.h"
 #include "profiler/profile_file.h"
 #include "sim/generators/registry.h"
+#include "sim/search/activation_limit.h"
 #include "sim/simulate.h"
 #include "sim/span_bound.h"
 
@@ -42,6 +43,9 @@ struct PipelineSetup {
   // Break the step into the time model's terms (ModelSimulation::terms);
   // costs one more replay, with instant transfers.
   bool explain = false;
+  // A searched schedule's limit on each rank's activations; none: what
+  // the memory cap (or the GPU's usable memory) leaves beside static bytes.
+  std::optional<sim::ActivationLimit> activation_limit;
 };
 
 struct MemoryBreakdown {
@@ -67,6 +71,8 @@ struct ModelSimulation {
   int gpus = 0;
   std::string cost_source = "analytical model";
   std::vector<StepTerms> terms{};  // per pipeline rank, with PipelineSetup::explain
+  sim::Schedule schedule{};        // the order replayed (filled by simulate_model)
+  std::string schedule_note{};     // what a searched order was searched within; empty otherwise
   std::int64_t peak_memory_bytes() const;  // the largest rank's
 };
 

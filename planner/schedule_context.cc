@@ -7,11 +7,29 @@
 #include "planner/model_simulation.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
+#include "sim/search/searched_schedule.h"
 
 namespace pipeplan::planner {
 
+namespace {
+
+// A searched order is known only with its costs: before them, every rank
+// holds at least one micro-batch at its peak (its first I needs its first
+// F's activations), and the outline's span bound holds for any order. With
+// no peak points the split balances time; the replay checks memory.
+ScheduleContext searched_context(const ScheduleChoice& choice, int pp, int microbatches) {
+  ScheduleContext context = schedule_outline(choice, pp, microbatches, false);
+  context.schedule = sim::searched_schedule_shape(choice.name, pp, microbatches);
+  for (int rank = 0; rank < pp; ++rank) context.profiles.push_back({{rank}, {{{1}, {0}}}});
+  context.fewest_held = 1;
+  return context;
+}
+
+}  // namespace
+
 std::optional<ScheduleContext> schedule_context(const ScheduleChoice& choice, int pp, int microbatches,
                                                 bool moe_a2a_overlap) {
+  if (sim::is_searched(sim::find_schedule_family(choice.name))) return searched_context(choice, pp, microbatches);
   ScheduleContext context{choice, {}, {}, {}, {}, 0};
   try {
     context.schedule = run_schedule(choice.name, {pp, microbatches, choice.virtual_stages, 0}, moe_a2a_overlap);

@@ -270,9 +270,12 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
   }
   std::vector<ScheduleChoice> choices;
   // Every generated schedule but naive (one micro-batch, which GPipe with
-  // m = 1 already is).
+  // m = 1 already is). A searched order (ZBAuto) only when asked for: before
+  // its costs nothing bounds it tighter than any order could run, so nearly
+  // every candidate would be searched and replayed (DeepSeek-V3 on 2,048
+  // GPUs: 29.5 s instead of 1.6 s).
   for (const sim::ScheduleFamily& family : sim::schedule_families()) {
-    if (std::string_view(family.name) == "naive") continue;
+    if (std::string_view(family.name) == "naive" || sim::is_searched(family)) continue;
     for (const ScheduleChoice& choice : choices_for(family)) choices.push_back(choice);
   }
   if (choices.empty()) throw InputError("--virtual: no searched schedule runs that many stages per rank");

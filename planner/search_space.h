@@ -42,7 +42,8 @@ class SearchSpace {
 
 // Every generated schedule but naive, the looped ones (Interleaved1F1B,
 // LoopedBFS, InterleavedZeroBubble) with every v from 2 to layers / 2; or the
-// request's schedule (with its v, or the v values worth trying).
+// request's schedule (with its v, or the v values worth trying), which may
+// be a searched one (ZBAuto).
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
 // Recomputation with, for selective, the modules it recomputes.
 struct RecomputeChoice {

@@ -343,7 +343,9 @@ TEST(FirstHour, EveryScheduleWorksWithModelsAndDrawsOneChart) {
       run("simulate --schedule all --model llama3-70b --hardware h100-sxm --pp 4 --tp 8 -m 8 --json");
   ASSERT_EQ(model.code, 0) << model.err;
   const json rows = json::parse(model.out)["comparison"];
-  ASSERT_EQ(rows.size(), 10u);
+  ASSERT_EQ(rows.size(), 11u);
+  EXPECT_EQ(rows.back()["schedule"], "ZBAuto");  // searched within what each GPU leaves for activations
+  EXPECT_FALSE(rows.back().contains("skipped")) << rows.back().dump();
   for (const auto& row : rows) {
     if (row.contains("skipped")) continue;
     for (const char* key : {"iteration_time_s", "tokens_per_s", "bubble_rate", "peak_memory_bytes", "fits"}) {

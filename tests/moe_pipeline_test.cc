@@ -30,6 +30,7 @@
 #include "sim/span_bound.h"
 #include "tests/cli_support.h"
 #include "tests/temp_files.h"
+#include "tests/sim_test_support.h"
 
 namespace pipeplan {
 namespace {
@@ -145,7 +146,7 @@ TEST(MoePipeline, SpanBoundsHoldWithCommunicationPairsHide) {
     for (const auto& [p, m] : {std::pair{2, 6}, std::pair{4, 8}, std::pair{4, 16}}) {
       sim::Schedule plain;
       try {
-        plain = sim::generate_schedule(family.name, {p, m, 0, 0});
+        plain = sim::testing::family_schedule(family.name, {p, m, 0, 0});
       } catch (const InputError&) {
         continue;
       }

@@ -151,6 +151,8 @@ const Args kSimulate{
     {"svg", "--svg {file}"},
     {"window", "--window 0%:50%"},
     {"explain", "--explain"},
+    {"activation-limit", "--activation-limit 1"},
+    {"csv-out", "--csv-out {file}"},
 };
 
 TEST(OptionWalk, SimulateWithGivenTimes) {
@@ -159,6 +161,13 @@ TEST(OptionWalk, SimulateWithGivenTimes) {
 
 TEST(OptionWalk, SimulateEverySchedule) {
   walk({"all", "simulate", "--schedule all -p 4 -m 8 --tf 1 --tb 3 --tw 1 --tcomm 0.7", {}}, kSimulate);
+}
+
+TEST(OptionWalk, SimulateASearchedSchedule) {
+  walk({"searched", "simulate",
+        "--schedule ZBAuto -p 4 -m 24 --tf 1 --tb 1 --tw 0.5 --act-bytes 1GiB --wgrad-bytes 0.5GiB",
+        {{"virtual", "--virtual 2"}, {"activation-limit", "--activation-limit 1"}}},
+       kSimulate);
 }
 
 TEST(OptionWalk, SimulateAPyTorchCsv) {

@@ -14,6 +14,7 @@
 #include "sim/memory_observer.h"
 #include "sim/simulate.h"
 #include "sim/usage_observer.h"
+#include "tests/sim_test_support.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -57,7 +58,7 @@ TEST(ReplayShortcut, GivesTheEnginesFiguresAndTheGraphsCriticalPath) {
     for (const auto& [p, m] : {std::pair{2, 4}, std::pair{4, 8}, std::pair{4, 12}}) {
       Schedule schedule;
       try {
-        schedule = generate_schedule(family.name, {p, m, 0, 0});
+        schedule = testing::family_schedule(family.name, {p, m, 0, 0});
       } catch (const pipeplan::InputError&) {
         continue;  // a shape the family does not run
       }

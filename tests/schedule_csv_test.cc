@@ -34,7 +34,7 @@ void expect_same(const Schedule& a, const Schedule& b) {
 
 TEST(ScheduleCsv, RoundTripsEveryGeneratedScheduleBothForms) {
   for (const ScheduleFamily& family : schedule_families()) {
-    const Schedule schedule = generate_schedule(family.name, {4, 8, 0, 0});
+    const Schedule schedule = testing::family_schedule(family.name, {4, 8, 0, 0});
     expect_same(read_text(write_schedule_csv(schedule)), schedule);
     const Schedule lowered = lower_communication(schedule, RecvPlacement::kBeforeUse);
     expect_same(read_text(write_schedule_csv(lowered)), lowered);

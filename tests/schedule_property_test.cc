@@ -103,7 +103,7 @@ TEST_P(ScheduleGrid, EveryScheduleValidatesOrIsRefused) {
       const std::string label = name + " p=" + std::to_string(p) + " m=" + std::to_string(m) + " v=" + std::to_string(v);
       Schedule schedule;
       try {
-        schedule = generate_schedule(name, {p, m, v, 0});
+        schedule = testing::family_schedule(name, {p, m, v, 0});
       } catch (const InputError& refused) {
         EXPECT_NE(std::string(refused.what()), "") << label;
         continue;

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "sim/generators/registry.h"
+#include "tests/sim_test_support.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -68,7 +69,7 @@ TEST(SpanBound, AnySplitBoundNeverExceedsTheSplitsOwnBound) {
   for (const ScheduleFamily& family : schedule_families()) {
     const int virtual_stages = family.default_virtual_stages;
     const int ranks = family.name == "naive" ? 1 : 4;
-    const Schedule schedule = generate_schedule(family.name, {ranks, 8, virtual_stages, 0});
+    const Schedule schedule = testing::family_schedule(family.name, {ranks, 8, virtual_stages, 0});
     const SpanBound bound(schedule);
     for (int draw = 0; draw < 20; ++draw) {
       PipelineCosts costs;

@@ -25,6 +25,7 @@
 #include "validate/rank_execution.h"
 #include "validate/stage_runner.h"
 #include "validate/thread_transport.h"
+#include "tests/sim_test_support.h"
 
 namespace pipeplan::validate {
 namespace {
@@ -185,7 +186,7 @@ TEST(PointToPoint, EveryScheduleFamilyPairsItsLinksInOrder) {
           sim::Schedule lowered;
           try {
             lowered =
-                sim::lower_communication(sim::generate_schedule(family.name, {ranks, microbatches, virtual_stages, 0}), sim::RecvPlacement::kBeforeUse);
+                sim::lower_communication(sim::testing::family_schedule(family.name, {ranks, microbatches, virtual_stages, 0}), sim::RecvPlacement::kBeforeUse);
           } catch (const InputError&) {
             continue;  // a shape this family does not take
           }

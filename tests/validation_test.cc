@@ -9,6 +9,7 @@
 #include "sim/generators/registry.h"
 #include "sim/lowering.h"
 #include "sim/schedule_csv.h"
+#include "tests/sim_test_support.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -112,7 +113,7 @@ TEST(Validation, RefusesReceivesFromPastEitherEnd) {
 TEST(Validation, AcceptsEveryGeneratedSchedule) {
   for (const ScheduleFamily& family : schedule_families()) {
     for (RecvPlacement placement : {RecvPlacement::kBeforeUse, RecvPlacement::kPyTorch}) {
-      EXPECT_NO_THROW(validate_schedule(lower_communication(generate_schedule(family.name, {4, 8, 0, 0}), placement)))
+      EXPECT_NO_THROW(validate_schedule(lower_communication(testing::family_schedule(family.name, {4, 8, 0, 0}), placement)))
           << family.name;
     }
   }

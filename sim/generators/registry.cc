@@ -44,6 +44,9 @@ const std::vector<ScheduleFamily>& schedule_families() {
        true, generate_zbv},
       {"DualPipeV", {"DualPipe-V"}, "DeepSeek's DualPipe cut in half, two chunks per rank in a V (arXiv 2412.19437)",
        2, true, generate_dualpipe_v},
+      {"ZBAuto", {"ZB-auto", "searched"},
+       "split backward, the order searched for the stage costs within a memory limit (Qi et al. 2024, Sec. 3.1)", 1,
+       true, nullptr},
   };
   return kFamilies;
 }
@@ -102,6 +105,12 @@ Schedule generate_schedule(std::string_view name, PipelineShape shape) {
                                  family.name));
   }
   if (shape.virtual_stages == 0) shape.virtual_stages = family.default_virtual_stages;
+  if (is_searched(family)) {
+    throw InputError(fmt::format("{} is searched for the stage costs within a memory limit, not generated from the "
+                                 "shape: simulate it with times (--tf, --tb, --tw, --act-bytes) or a --model, and "
+                                 "write it with simulate --csv-out",
+                                 family.name));
+  }
   // Up to 3 compute actions per (stage, micro-batch).
   const double actions = 3.0 * shape.ranks * shape.virtual_stages * static_cast<double>(shape.microbatches);
   if (actions > kMaxComputeActions) {

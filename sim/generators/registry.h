@@ -26,8 +26,13 @@ struct ScheduleFamily {
   std::string_view description;            // one line, with the source
   int default_virtual_stages;
   bool splits_backward;                    // emits I and W instead of B
-  GeneratorFn generate;
+  GeneratorFn generate;                    // null for a searched family
 };
+
+// Whether the family's order is searched for the stage costs under a
+// memory limit (sim/search) rather than generated from the shape alone:
+// generate_schedule refuses it, and its users build it from costs.
+inline bool is_searched(const ScheduleFamily& family) { return family.generate == nullptr; }
 
 const std::vector<ScheduleFamily>& schedule_families();
 // Throws InputError listing the valid names.
@@ -50,7 +55,8 @@ bool runs_in_pytorch_pipelining(const ScheduleFamily& family);
 std::string schedule_names();
 
 // Resolves defaults, checks the shape (p >= 1, m >= 1, v >= 1) and runs the
-// family's generator, which checks its own preconditions.
+// family's generator, which checks its own preconditions. A searched family
+// is refused: it needs costs (sim/search/searched_schedule.h).
 Schedule generate_schedule(std::string_view name, PipelineShape shape);
 
 }  // namespace pipeplan::sim

@@ -1,0 +1,44 @@
+#include "planner/searched_order.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "sim/search/searched_schedule.h"
+#include "sim/search/zero_bubble_search.h"
+
+namespace pipeplan::planner {
+
+SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& costs,
+                           const sim::Topology& topology, int microbatches,
+                           const std::optional<sim::ActivationLimit>& activation_limit, std::int64_t memory_cap,
+                           const std::string& cap_source) {
+  sim::ZeroBubbleSearchRequest request;
+  request.microbatches = microbatches;
+  request.costs = costs;
+  request.topology = topology;
+  std::string within;
+  if (activation_limit) {
+    request.memory_limit_bytes = sim::activation_limits(*activation_limit, costs);
+    within = fmt::format("{} per rank (--activation-limit)", activation_limit->describe());
+  } else if (memory_cap > 0) {
+    request.memory_limit_bytes = sim::limits_under_cap(memory_cap, costs);
+    within = fmt::format("what {} ({}) leaves beside each rank's static memory", cap_source,
+                         format_bytes(static_cast<double>(memory_cap)));
+  } else {
+    const sim::ActivationLimit limit;  // p x M_B: what 1F1B holds on its first rank
+    request.memory_limit_bytes = sim::activation_limits(limit, costs);
+    within = fmt::format("{} per rank (the default without --activation-limit or --memory-cap: what 1F1B holds)",
+                         limit.describe());
+  }
+  try {
+    sim::SearchedSchedule searched = sim::search_zero_bubble(request);
+    searched.schedule.name = family;
+    return {std::move(searched.schedule),
+            fmt::format("{}: the fastest of {} orders searched within {}", family, searched.variants_tried, within)};
+  } catch (const InputError& error) {
+    throw InputError(fmt::format("{} within {}: {}", family, within, error.what()));
+  }
+}
+
+}  // namespace pipeplan::planner

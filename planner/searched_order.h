@@ -1,0 +1,32 @@
+// A searched schedule's order for stage costs: the limit each rank's
+// activations keep to (--activation-limit, else what a memory cap leaves
+// beside each rank's static bytes, else p x M_B), the search, and a line
+// saying what was searched within what.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sim/costs.h"
+#include "sim/search/activation_limit.h"
+#include "sim/schedule.h"
+#include "sim/topology.h"
+
+namespace pipeplan::planner {
+
+struct SearchedOrder {
+  sim::Schedule schedule;
+  std::string note;  // "ZBAuto: the fastest of 8 orders within 2p x M_B per rank (--activation-limit)"
+};
+
+// `costs` are laid out on sim::searched_schedule_shape. `memory_cap` is
+// each rank's whole memory (0: none), used where no limit is given and
+// named by `cap_source` ("--memory-cap", "the usable memory of h100-sxm").
+// Throws InputError naming the limit when no order keeps to it.
+SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& costs,
+                           const sim::Topology& topology, int microbatches,
+                           const std::optional<sim::ActivationLimit>& activation_limit, std::int64_t memory_cap,
+                           const std::string& cap_source);
+
+}  // namespace pipeplan::planner

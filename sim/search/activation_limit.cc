@@ -1,0 +1,63 @@
+#include "sim/search/activation_limit.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "common/error.h"
+#include "common/units.h"
+
+namespace pipeplan::sim {
+
+std::int64_t ActivationLimit::bytes(int ranks, std::int64_t activation_bytes) const {
+  double limit = value;
+  if (unit == Unit::kMicrobatches) limit = value * static_cast<double>(activation_bytes);
+  if (unit == Unit::kPipelineDepths) limit = value * ranks * static_cast<double>(activation_bytes);
+  return static_cast<std::int64_t>(std::min(std::floor(limit), static_cast<double>(kMaxBytes)));
+}
+
+std::string ActivationLimit::describe() const {
+  switch (unit) {
+    case Unit::kBytes: return format_bytes(value);
+    case Unit::kMicrobatches: return fmt::format("{:g} x M_B", value);
+    default: return value == 1 ? "p x M_B" : fmt::format("{:g}p x M_B", value);
+  }
+}
+
+ActivationLimit parse_activation_limit(std::string_view text, std::string_view option) {
+  const auto hint = [&] {
+    return fmt::format("{} must be bytes (12GiB), micro-batches of activations (16) or a multiple of the pipeline "
+                       "depth (2p), above 0; got '{}'",
+                       option, text);
+  };
+  if (text.empty()) throw InputError(hint());
+  ActivationLimit limit;
+  const bool letters = std::any_of(text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  if (text.back() == 'p' || text.back() == 'P') {
+    limit.unit = ActivationLimit::Unit::kPipelineDepths;
+    const std::string_view count = text.substr(0, text.size() - 1);
+    try {
+      limit.value = count.empty() ? 1.0 : parse_non_negative(count, option);
+    } catch (const InputError&) {
+      throw InputError(hint());
+    }
+  } else if (letters) {
+    limit.unit = ActivationLimit::Unit::kBytes;
+    limit.value = static_cast<double>(parse_bytes(text, option));
+  } else {
+    limit.unit = ActivationLimit::Unit::kMicrobatches;
+    try {
+      limit.value = parse_non_negative(text, option);
+    } catch (const InputError&) {
+      throw InputError(hint());
+    }
+  }
+  if (!(limit.value > 0) || !std::isfinite(limit.value) || limit.value > static_cast<double>(kMaxBytes)) {
+    throw InputError(hint());
+  }
+  return limit;
+}
+
+}  // namespace pipeplan::sim

@@ -1,0 +1,91 @@
+// A searched schedule (ZBAuto) through the commands: simulate with given
+// times gives Zero Bubble's ZB-2p rate on the paper's 1.5B row (Qi et al.,
+// ICLR 2024, Table 5; reference.md), keeps every rank within the limit it
+// was given, and writes an order that reads back, validates and replays
+// alike; with a model it fits in what each GPU leaves for activations;
+// `plan --schedule ZBAuto` writes a plan that `simulate --plan` replays to
+// the same figures. Bad limits get one line and exit 2.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli_support.h"
+
+namespace pipeplan::testing {
+namespace {
+
+using nlohmann::json;
+
+// Zero Bubble's 1.5B row: p 8, m 24, times in ms; M_B = 34h + 5as per s b
+// (h 2304, a 24, s 1024) and W frees 32h of it.
+const std::string kZeroBubble1p5b =
+    "simulate --schedule ZBAuto -p 8 -m 24 --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601 --act-bytes 201216 "
+    "--wgrad-bytes 73728";
+
+TEST(SearchedScheduleCli, GivenTimesReachZb2pWithinTheLimit) {
+  const CommandResult result = run(kZeroBubble1p5b + " --activation-limit 2p --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  const json report = json::parse(result.out);
+  EXPECT_NEAR(report["bubble_rate"].get<double>(), 0.0433, 5e-5);
+  EXPECT_NE(report["schedule_search"].get<std::string>().find("within 2p x M_B per rank"), std::string::npos);
+  for (const json& rank : report["ranks_detail"]) EXPECT_LE(rank["peak_activation_bytes"].get<std::int64_t>(), 16 * 201216);
+  // Without a limit or a cap it keeps to what 1F1B holds (ZB-1p: 0.1585).
+  const json plain = json::parse(run(kZeroBubble1p5b + " --json").out);
+  EXPECT_NEAR(plain["bubble_rate"].get<double>(), 0.1585, 5e-5);
+  // A cap leaves its bytes less the static ones to the activations.
+  const json capped = json::parse(run(kZeroBubble1p5b + " --static-bytes 1MiB --memory-cap 3MiB --json").out);
+  for (const json& rank : capped["ranks_detail"]) EXPECT_LE(rank["peak_memory_bytes"].get<std::int64_t>(), 3 << 20);
+}
+
+TEST(SearchedScheduleCli, TheOrderWrittenReadsBackAndReplaysAlike) {
+  const std::string csv = temp_path("zbauto.csv");
+  const CommandResult searched = run(kZeroBubble1p5b + " --activation-limit 12 --csv-out " + csv + " --json");
+  ASSERT_EQ(searched.code, 0) << searched.err;
+  EXPECT_EQ(run("schedule --schedule-csv " + csv).code, 0);
+  const CommandResult replayed = run(
+      "simulate --schedule-csv " + csv +
+      " --tf 18.522 --tb 18.086 --tw 9.337 --tcomm 0.601 --act-bytes 201216 --wgrad-bytes 73728 --json");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  EXPECT_DOUBLE_EQ(json::parse(replayed.out)["cost_ms"].get<double>(), json::parse(searched.out)["cost_ms"].get<double>());
+}
+
+TEST(SearchedScheduleCli, AModelsOrderFitsWhatEachGpuLeaves) {
+  const CommandResult result =
+      run("simulate --model llama3-8b --hardware h100-sxm -p 4 -m 16 --schedule ZBAuto --json");
+  ASSERT_EQ(result.code, 0) << result.err;
+  const json report = json::parse(result.out);
+  EXPECT_TRUE(report["fits"].get<bool>()) << result.out.substr(0, 400);
+  EXPECT_NE(report["schedule_search"].get<std::string>().find("usable memory per GPU of h100-sxm"), std::string::npos);
+}
+
+TEST(SearchedScheduleCli, APlanWithASearchedOrderReplaysToItsFigures) {
+  const std::string plan = temp_path("zbauto-plan.yaml");
+  const CommandResult planned = run(
+      "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 8192 --pp 4 --schedule ZBAuto "
+      "--json --out " + plan);
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  const json best = json::parse(planned.out)["best"];
+  EXPECT_EQ(best["schedule"], "ZBAuto");
+  for (const json& peak : best["peak_memory_bytes"]) EXPECT_LE(peak.get<double>(), 76.0 * (1 << 30));
+  const CommandResult replay = run("simulate --plan " + plan + " --json");
+  ASSERT_EQ(replay.code, 0) << replay.err;
+  EXPECT_NEAR(json::parse(replay.out)["iteration_time_s"].get<double>(), best["iteration_time_s"].get<double>(),
+              1e-9 * best["iteration_time_s"].get<double>());
+}
+
+TEST(SearchedScheduleCli, BadLimitsGetOneLine) {
+  const std::string times = "simulate --schedule ZBAuto -p 4 -m 8 --tf 1 --tb 1 --tw 1";
+  expect_refused(times, "give --act-bytes");
+  expect_refused(times + " --act-bytes 1GiB --activation-limit 0.5", "below one micro-batch's activations");
+  expect_refused(times + " --act-bytes 1GiB --activation-limit 0", "--activation-limit must be bytes");
+  expect_refused(times + " --act-bytes 1GiB --activation-limit -2p", "--activation-limit must be bytes");
+  expect_refused(times + " --act-bytes 1GiB --virtual 2", "runs one stage per rank");
+  expect_refused("simulate --schedule 1F1B -p 4 -m 8 --tf 1 --tb 1 --act-bytes 1GiB --activation-limit 2p",
+                 "--activation-limit bounds a searched schedule");
+  expect_refused("simulate --schedule ZBAuto -p 4 -m 8 --tf 1 --tb 1 --act-bytes 1GiB", "give --tw");
+  expect_refused("schedule --schedule ZBAuto -p 4 -m 8", "searched for the stage costs");
+}
+
+}  // namespace
+}  // namespace pipeplan::testing
