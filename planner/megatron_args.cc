@@ -124,6 +124,14 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
     if (sim::runs_in_pytorch_pipelining(family)) runs_it = "PyTorch's pipelining runs it";
     if (family.name == "ZBVZeroBubble") runs_it = "PyTorch's pipelining and the Zero Bubble fork run it";
     if (family.name == "DualPipeV") runs_it = "PyTorch's pipelining and DeepSeek's DualPipe run it";
+    if (family.name == "VHalf" || family.name == "VMin") {
+      runs_it = "the Zero Bubble fork of Megatron-LM runs it; PyTorch's _PipelineScheduleRuntime runs the order "
+                "`pipeplan simulate --plan PLAN --csv-out order.csv` writes";
+    }
+    if (sim::is_searched(family)) {
+      runs_it = "PyTorch's _PipelineScheduleRuntime runs the order `pipeplan simulate --plan PLAN --csv-out "
+                "order.csv` writes";
+    }
     notes.push_back(fmt::format("schedule {}: not in Megatron-LM's built-in schedules ({})", plan.schedule, runs_it));
   }
   if (!notes.empty()) args += fmt::format("  # {}", fmt::join(notes, "; "));

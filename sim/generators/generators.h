@@ -16,5 +16,7 @@ Schedule generate_zbh1(const PipelineShape& shape);
 Schedule generate_zbh2(const PipelineShape& shape);
 Schedule generate_zbv(const PipelineShape& shape);
 Schedule generate_dualpipe_v(const PipelineShape& shape);
+Schedule generate_v_min(const PipelineShape& shape);
+Schedule generate_v_half(const PipelineShape& shape);
 
 }  // namespace pipeplan::sim

@@ -47,8 +47,9 @@ bool runs_whole_batch(const ScheduleFamily& family);
 // Whether the family pairs its own forwards and backwards into overlapped
 // units (DualPipeV's F&B), which may hide their communication.
 bool pairs_own_passes(const ScheduleFamily& family);
-// Whether PyTorch's torch.distributed.pipelining has the schedule (its
-// Schedule* classes; torchtitan runs them, FSDP included). ZBH1 and ZBH2
+// Whether PyTorch's torch.distributed.pipelining runs the schedule: its
+// Schedule* classes, or (VHalf, VMin, ZBAuto) its _PipelineScheduleRuntime
+// from the order's CSV; torchtitan runs both, FSDP included. ZBH1 and ZBH2
 // are the Zero Bubble fork of Megatron-LM's, naive no framework's.
 bool runs_in_pytorch_pipelining(const ScheduleFamily& family);
 // "GPipe, 1F1B, ..." for help and error texts.
