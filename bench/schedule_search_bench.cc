@@ -1,12 +1,14 @@
 // Schedule search: the zero-bubble heuristic's speed on the paper's 14.6B
 // setting (p = 16, m = 64, its eight variants each replayed on the engine),
 // and its gap to the branch-and-bound optimum on small pipelines, reported
-// as counters (gap_mean, gap_max: heuristic cost / optimum - 1).
+// as counters (gap_mean, gap_max: heuristic cost / optimum - 1); and the
+// V schedules built from blocks (V-Min, V-Half) against ZBV's generator.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <limits>
 
+#include "sim/generators/registry.h"
 #include "sim/search/exact_schedule_search.h"
 #include "sim/search/zero_bubble_search.h"
 
@@ -77,6 +79,17 @@ void BM_HeuristicGap(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_HeuristicGap)->Iterations(1)->Unit(benchmark::kSecond);
+
+void BM_GenerateVSchedule(benchmark::State& state, const char* name) {
+  const PipelineShape shape{static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), 2, 0};
+  for (auto _ : state) benchmark::DoNotOptimize(generate_schedule(name, shape));
+}
+void v_shapes(benchmark::internal::Benchmark* bench) {
+  bench->Args({16, 64})->Args({32, 1024})->Unit(benchmark::kMillisecond);
+}
+BENCHMARK_CAPTURE(BM_GenerateVSchedule, VMin, "VMin")->Apply(v_shapes);
+BENCHMARK_CAPTURE(BM_GenerateVSchedule, VHalf, "VHalf")->Apply(v_shapes);
+BENCHMARK_CAPTURE(BM_GenerateVSchedule, ZBV, "ZBV")->Apply(v_shapes);
 
 }  // namespace
 }  // namespace pipeplan::sim
