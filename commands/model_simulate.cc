@@ -324,6 +324,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   for (std::string_view name : plan_override_options()) {
     if (has(name)) run.overrides.push_back(given_text(command, name));
   }
+  // A searched order is searched within the cap: another cap re-costs it.
+  if (outputs.memory_cap && sim::is_searched(sim::find_schedule_family(setup.schedule))) {
+    run.overrides.push_back("--memory-cap " + *outputs.memory_cap);
+  }
   run.changes = scale_changes(plan, setup);
   if (run.overrides.empty() && plan.plan.iteration_time_s > 0) run.plan_predicted_s = plan.plan.iteration_time_s;
   check_gpus_available(setup, run.hardware);

@@ -125,7 +125,7 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
   const auto& kept = costs.rank_costs.activation_bytes;
   if (options.source.activation_limit && std::all_of(kept.begin(), kept.end(), [](auto b) { return b <= 0; })) {
     throw InputError("--activation-limit bounds the activations a searched order keeps, and these costs keep none: "
-                     "give --act-bytes (M_B) or drop it");
+                     "give --act-bytes (M_B per micro-batch per rank; --wgrad-bytes for M_W, default 0) or drop it");
   }
   if (!options.source.csv_file && options.source.name == "all") {
     check_semantics_options(outputs, "all", true);

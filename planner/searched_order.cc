@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/units.h"
 #include "sim/search/searched_schedule.h"
@@ -21,6 +23,15 @@ SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& 
   if (activation_limit) {
     request.memory_limit_bytes = sim::activation_limits(*activation_limit, costs);
     within = fmt::format("{} per rank (--activation-limit)", activation_limit->describe());
+    if (memory_cap > 0) {
+      // Both bound it: the tighter on each rank.
+      const std::vector<std::int64_t> capped = sim::limits_under_cap(memory_cap, costs);
+      for (std::size_t rank = 0; rank < capped.size(); ++rank) {
+        request.memory_limit_bytes[rank] = std::min(request.memory_limit_bytes[rank], capped[rank]);
+      }
+      within += fmt::format(" and what {} ({}) leaves beside each rank's static memory", cap_source,
+                            format_bytes(static_cast<double>(memory_cap)));
+    }
   } else if (memory_cap > 0) {
     request.memory_limit_bytes = sim::limits_under_cap(memory_cap, costs);
     within = fmt::format("what {} ({}) leaves beside each rank's static memory", cap_source,

@@ -20,6 +20,10 @@ TEST(ActivationLimit, ReadsBytesMicrobatchesAndMultiplesOfP) {
   EXPECT_EQ(depth.describe(), "2p x M_B");
   EXPECT_EQ(parse_activation_limit("p", "--activation-limit").bytes(8, 1000), 8000);
   EXPECT_EQ(parse_activation_limit("1.5p", "--activation-limit").bytes(8, 1000), 12000);
+  // A plain number counts micro-batches however it is written; bytes take a unit.
+  EXPECT_EQ(parse_activation_limit("2e1", "--activation-limit").bytes(8, 1000), 20000);
+  EXPECT_EQ(parse_activation_limit("2e1B", "--activation-limit").bytes(8, 1000), 20);
+  EXPECT_EQ(parse_activation_limit("99999999", "--activation-limit").describe(), "99999999 x M_B");
 }
 
 TEST(ActivationLimit, RefusesWhatIsNotAPositiveAmount) {

@@ -33,9 +33,15 @@ TEST(SearchedScheduleCli, GivenTimesReachZb2pWithinTheLimit) {
   // Without a limit or a cap it keeps to what 1F1B holds (ZB-1p: 0.1585).
   const json plain = json::parse(run(kZeroBubble1p5b + " --json").out);
   EXPECT_NEAR(plain["bubble_rate"].get<double>(), 0.1585, 5e-5);
-  // A cap leaves its bytes less the static ones to the activations.
-  const json capped = json::parse(run(kZeroBubble1p5b + " --static-bytes 1MiB --memory-cap 3MiB --json").out);
-  for (const json& rank : capped["ranks_detail"]) EXPECT_LE(rank["peak_memory_bytes"].get<std::int64_t>(), 3 << 20);
+  // A cap leaves its bytes less the static ones to the activations; with a
+  // limit too, each rank keeps to the tighter.
+  for (const std::string limit : {"", " --activation-limit 2p"}) {
+    const CommandResult capped = run(kZeroBubble1p5b + " --static-bytes 1MiB --memory-cap 3MiB --json" + limit);
+    ASSERT_EQ(capped.code, 0) << capped.err;
+    for (const json& rank : json::parse(capped.out)["ranks_detail"]) {
+      EXPECT_LE(rank["peak_memory_bytes"].get<std::int64_t>(), 3 << 20) << limit;
+    }
+  }
 }
 
 TEST(SearchedScheduleCli, TheOrderWrittenReadsBackAndReplaysAlike) {
@@ -72,6 +78,9 @@ TEST(SearchedScheduleCli, APlanWithASearchedOrderReplaysToItsFigures) {
   ASSERT_EQ(replay.code, 0) << replay.err;
   EXPECT_NEAR(json::parse(replay.out)["iteration_time_s"].get<double>(), best["iteration_time_s"].get<double>(),
               1e-9 * best["iteration_time_s"].get<double>());
+  // Another cap searches another order: the replay says it re-costed the plan.
+  const json recapped = json::parse(run("simulate --plan " + plan + " --memory-cap 60GiB --json").out);
+  EXPECT_EQ(recapped["plan_overrides"][0], "--memory-cap 60GiB");
 }
 
 TEST(SearchedScheduleCli, BadLimitsGetOneLine) {

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
+#include <optional>
 
 #include "common/error.h"
 #include "common/units.h"
@@ -21,10 +21,22 @@ std::int64_t ActivationLimit::bytes(int ranks, std::int64_t activation_bytes) co
 std::string ActivationLimit::describe() const {
   switch (unit) {
     case Unit::kBytes: return format_bytes(value);
-    case Unit::kMicrobatches: return fmt::format("{:g} x M_B", value);
-    default: return value == 1 ? "p x M_B" : fmt::format("{:g}p x M_B", value);
+    case Unit::kMicrobatches: return fmt::format("{:.12g} x M_B", value);
+    default: return value == 1 ? "p x M_B" : fmt::format("{:.12g}p x M_B", value);
   }
 }
+
+namespace {
+
+template <typename Hint>
+ActivationLimit checked(const ActivationLimit& limit, const Hint& hint) {
+  if (!(limit.value > 0) || !std::isfinite(limit.value) || limit.value > static_cast<double>(kMaxBytes)) {
+    throw InputError(hint());
+  }
+  return limit;
+}
+
+}  // namespace
 
 ActivationLimit parse_activation_limit(std::string_view text, std::string_view option) {
   const auto hint = [&] {
@@ -34,7 +46,6 @@ ActivationLimit parse_activation_limit(std::string_view text, std::string_view o
   };
   if (text.empty()) throw InputError(hint());
   ActivationLimit limit;
-  const bool letters = std::any_of(text.begin(), text.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
   if (text.back() == 'p' || text.back() == 'P') {
     limit.unit = ActivationLimit::Unit::kPipelineDepths;
     const std::string_view count = text.substr(0, text.size() - 1);
@@ -43,21 +54,23 @@ ActivationLimit parse_activation_limit(std::string_view text, std::string_view o
     } catch (const InputError&) {
       throw InputError(hint());
     }
-  } else if (letters) {
+    return checked(limit, hint);
+  }
+  // A plain number (2e1 too) counts micro-batches; bytes carry a unit.
+  std::optional<double> count;
+  try {
+    count = parse_non_negative(text, option);
+  } catch (const InputError&) {
+    count.reset();
+  }
+  if (count) return checked({ActivationLimit::Unit::kMicrobatches, *count}, hint);
+  try {
     limit.unit = ActivationLimit::Unit::kBytes;
     limit.value = static_cast<double>(parse_bytes(text, option));
-  } else {
-    limit.unit = ActivationLimit::Unit::kMicrobatches;
-    try {
-      limit.value = parse_non_negative(text, option);
-    } catch (const InputError&) {
-      throw InputError(hint());
-    }
-  }
-  if (!(limit.value > 0) || !std::isfinite(limit.value) || limit.value > static_cast<double>(kMaxBytes)) {
+  } catch (const InputError&) {
     throw InputError(hint());
   }
-  return limit;
+  return checked(limit, hint);
 }
 
 }  // namespace pipeplan::sim

@@ -26,7 +26,7 @@ std::vector<std::int64_t> activation_limits(const ActivationLimit& limit, const 
     if (stage.activation_bytes <= 0) {
       throw InputError(
           "a searched schedule keeps each rank within an activation limit, and these costs keep no activations: "
-          "give --act-bytes (M_B per micro-batch per rank) and --wgrad-bytes (M_W)");
+          "give --act-bytes (M_B per micro-batch per rank; --wgrad-bytes for M_W, default 0)");
     }
     limits.push_back(limit.bytes(ranks, stage.activation_bytes));
   }
