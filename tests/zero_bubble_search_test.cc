@@ -15,6 +15,7 @@
 
 #include "common/error.h"
 #include "sim/generators/registry.h"
+#include "sim/schedule_csv.h"
 #include "sim/validation.h"
 #include "tests/sim_test_support.h"
 
@@ -58,6 +59,17 @@ ZeroBubbleSearchRequest request_for(const Row& row, std::int64_t limit) {
   return request;
 }
 
+// A row's times with given M_B and M_W in place of the paper's accounting.
+ZeroBubbleSearchRequest request_with_bytes(const Row& row, std::int64_t limit, std::int64_t activation,
+                                           std::int64_t weight_grad) {
+  ZeroBubbleSearchRequest request = request_for(row, limit);
+  for (StageCost& stage : request.costs.stages) {
+    stage.activation_bytes = activation;
+    stage.weight_grad_bytes = weight_grad;
+  }
+  return request;
+}
+
 TEST(ZeroBubbleSearch, MatchesOrBeatsZb1pAndZb2pOnEveryRowOfThePapersTable) {
   for (const Row& row : kRows) {
     for (const auto& [forwards, published] : {std::pair{row.p, row.zb_1p}, std::pair{2 * row.p, row.zb_2p}}) {
@@ -86,15 +98,25 @@ TEST(ZeroBubbleSearch, NeverSlowerThanTheHandcraftedScheduleAtItsMemory) {
   }
 }
 
+TEST(ZeroBubbleSearch, WhereMemoryBindsNoSlowerThanAHandOrderAtThatMemory) {
+  // p 4, m 8, F 10, I 10, W 5, M_B 4, M_W 1, each rank limited to 3 M_B:
+  // a hand-written 1F1B order with the backward split (three forwards at
+  // most before each rank's first I, each W right after its I) fits and
+  // takes 350 ms; the heuristic's own orders alone took 365 ms.
+  const ZeroBubbleSearchRequest request = request_with_bytes({"hand", 0, 0, 4, 8, 10, 10, 5, 0, 0, 0}, 12, 4, 1);
+  const Schedule hand = read_schedule_csv_file(std::string(PIPEPLAN_TEST_DATA_DIR) + "/one_f_one_b_warmup3_split.csv");
+  const SimulationReport by_hand = simulate(hand, request.costs, request.topology);
+  for (const RankReport& rank : by_hand.ranks_detail) ASSERT_LE(rank.peak_activation_bytes, 12);
+  const SearchedSchedule searched = search_zero_bubble(request);
+  EXPECT_LE(searched.report.cost_s, by_hand.cost_s * (1 + 1e-12));
+  EXPECT_DOUBLE_EQ(by_hand.cost_s, 350);
+}
+
 TEST(ZeroBubbleSearch, KeepsATightLimitAndRefusesAnImpossibleOne) {
   // Two micro-batches of activations a rank still run (each F waits for a
   // backward to free one), within the limit at every instant of the replay.
-  const Row row{"unit", 0, 0, 4, 12, 1.0, 1.0, 0.5, 0.0, 0, 0};
-  ZeroBubbleSearchRequest tight = request_for(row, 2000);
-  for (StageCost& stage : tight.costs.stages) {
-    stage.activation_bytes = 1000;
-    stage.weight_grad_bytes = 500;
-  }
+  const ZeroBubbleSearchRequest tight =
+      request_with_bytes({"unit", 0, 0, 4, 12, 1.0, 1.0, 0.5, 0.0, 0, 0}, 2000, 1000, 500);
   const SearchedSchedule searched = search_zero_bubble(tight);
   EXPECT_NO_THROW(validate_schedule(searched.schedule));
   for (const RankReport& rank : searched.report.ranks_detail) EXPECT_LE(rank.peak_activation_bytes, 2000);

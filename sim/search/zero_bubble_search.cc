@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/units.h"
+#include "sim/generators/support.h"
 #include "sim/search/zero_bubble_greedy.h"
 
 namespace pipeplan::sim {
@@ -60,24 +61,63 @@ bool within_limits(const SimulationReport& report, const ZeroBubbleSearchRequest
 
 }  // namespace
 
+namespace {
+
+// 1F1B's pattern with the backward split, each rank warming up with at
+// most `held` - 1 forwards (so holding at most `held` micro-batches), its W
+// right after its I or, as ZB-H1, deferred by its rank: the handcrafted
+// orders at each memory, tried beside the greedy's where memory binds.
+Schedule capped_one_f_one_b(int ranks, int microbatches, int held, bool defer_weights) {
+  Schedule schedule = make_schedule("ZBAuto", {ranks, microbatches, 1, 0}, StagePlacement::kLoop);
+  for (int rank = 0; rank < ranks; ++rank) {
+    OneFOneBOrder order;
+    for (int mb = 0; mb < microbatches; ++mb) {
+      order.forwards.push_back({rank, mb, OpKind::kForward});
+      order.backwards.push_back({rank, mb, OpKind::kBackwardInput});
+    }
+    order.warmup = std::min({ranks - rank - 1, held - 1, microbatches});
+    order.split_backward = true;
+    order.weight_delay = defer_weights ? rank : 0;
+    schedule.actions[static_cast<std::size_t>(rank)] = expand_one_f_one_b(order);
+  }
+  return schedule;
+}
+
+}  // namespace
+
 SearchedSchedule search_zero_bubble(const ZeroBubbleSearchRequest& request) {
   check_search_request(request);
   std::optional<SearchedSchedule> best;
   int tried = 0;
+  const auto consider = [&](Schedule schedule) {
+    ++tried;
+    SimulationReport report = simulate(schedule, request.costs, request.topology);
+    if (!within_limits(report, request)) return;
+    // Ties keep the first found, so the result is the same every run.
+    if (!best || report.cost_s < best->report.cost_s) best = SearchedSchedule{std::move(schedule), std::move(report), 0};
+  };
   for (const bool delay : {false, true}) {
     for (const bool backward_first : {false, true}) {
       for (const bool fill : {false, true}) {
         std::optional<Schedule> schedule = detail::greedy_zero_bubble_order(request, {delay, backward_first, fill});
-        ++tried;
-        if (!schedule) continue;
-        SimulationReport report = simulate(*schedule, request.costs, request.topology);
-        if (!within_limits(report, request)) continue;
-        // Ties keep the first found, so the result is the same every run.
-        if (!best || report.cost_s < best->report.cost_s) {
-          best = SearchedSchedule{std::move(*schedule), std::move(report), 0};
+        if (schedule) {
+          consider(std::move(*schedule));
+        } else {
+          ++tried;
         }
       }
     }
+  }
+  // Where memory binds (a rank may not hold the p micro-batches 1F1B's
+  // first rank does), the handcrafted orders at each smaller memory.
+  const int ranks = static_cast<int>(request.costs.stages.size());
+  bool binds = false;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const std::int64_t full = (ranks - rank) * request.costs.stages[static_cast<std::size_t>(rank)].activation_bytes;
+    binds = binds || rank_memory_limit(request, rank) < full;
+  }
+  for (int held = 1; binds && held <= ranks; ++held) {
+    for (const bool defer : {false, true}) consider(capped_one_f_one_b(ranks, request.microbatches, held, defer));
   }
   if (!best) {
     throw InputError(

@@ -3,11 +3,12 @@
 // ICLR 2024, Sec. 3.1): each rank warms up with as many forwards as its
 // memory allows and its first input-gradient backward needs, then
 // alternates I and F, filling the waits before each with weight
-// gradients (W), and runs W early where the memory limit asks for it. A
-// few variants of the warm-up and of how partial gaps are filled are
-// built; each is replayed on the engine and the fastest that keeps every
-// rank within its limit is returned: a plain Schedule that validation,
-// the engine, the CSV writer and the planner take as any other.
+// gradients (W), and runs W early where the memory limit asks for it. The
+// heuristic's eight variants are built and, where memory binds, 1F1B's
+// split-backward orders holding 1 to p micro-batches beside them; each is
+// replayed on the engine and the fastest that keeps every rank within its
+// limit is returned: a plain Schedule that validation, the engine, the
+// CSV writer and the planner take as any other.
 #pragma once
 
 #include <cstdint>
