@@ -38,7 +38,8 @@ TEST(SearchedScheduleCli, GivenTimesReachZb2pWithinTheLimit) {
   for (const std::string limit : {"", " --activation-limit 2p"}) {
     const CommandResult capped = run(kZeroBubble1p5b + " --static-bytes 1MiB --memory-cap 3MiB --json" + limit);
     ASSERT_EQ(capped.code, 0) << capped.err;
-    for (const json& rank : json::parse(capped.out)["ranks_detail"]) {
+    const json report_capped = json::parse(capped.out);
+    for (const json& rank : report_capped["ranks_detail"]) {
       EXPECT_LE(rank["peak_memory_bytes"].get<std::int64_t>(), 3 << 20) << limit;
     }
   }

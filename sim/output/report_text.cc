@@ -10,8 +10,9 @@ namespace {
 
 std::string headline(const SimulationReport& report) {
   std::string text = fmt::format(
-      "{}: {} ranks x {} stage(s) per rank ({} placement), {} micro-batches, communication {}\n", report.schedule,
-      report.ranks, report.virtual_stages, report.placement, report.microbatches,
+      "{}: {} x {} per rank ({} placement), {}, communication {}\n", report.schedule,
+      format_plural(report.ranks, "rank"), format_plural(report.virtual_stages, "stage"), report.placement,
+      report.microbatches == 1 ? "1 micro-batch" : fmt::format("{} micro-batches", report.microbatches),
       report.overlap_comm ? "overlapped with compute" : "blocking compute");
   text += fmt::format("  iteration time (cost)  {:>12}   largest rank span; makespan {}\n", format_ms(report.cost_s),
                       format_ms(report.makespan_s));
