@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "commands/compare_schedules.h"
@@ -83,7 +84,7 @@ planner::ModelSimulation simulate_run(ModelRun run, const sim::SimulationOptions
   run.setup.model_name = run.model.name;
   const models::ModelLayers layers = models::expand_layers(run.model, run.setup.shape);
   run.setup.split = resolve_split(run, layers, run.setup.pp * run.setup.virtual_stages);
-  return planner::simulate_model(layers, run.hardware, run.setup, options);
+  return planner::simulate_model(run.model, run.hardware, run.setup, options);
 }
 
 ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSource& source,
@@ -92,7 +93,23 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   ModelRun run{models::load_model(*options.model), models::load_hardware(*options.hardware), {}, options.layers,
                options.layout, options.profile.value_or(""), options.shape.allow_long_context, {}, {}};
   planner::PipelineSetup& setup = run.setup;
-  setup.shape = training_shape(options.shape, run.model, source.ranks);
+  // One setting per stage ("full,full,none,none"): each stage its own,
+  // selective ones with --recompute-modules.
+  ShapeOptions shape_options = options.shape;
+  if (shape_options.recompute && shape_options.recompute->find(',') != std::string::npos) {
+    setup.stage_recompute = models::parse_stage_recompute(*shape_options.recompute, "--recompute");
+    shape_options.recompute.reset();
+  }
+  setup.shape = training_shape(shape_options, run.model, source.ranks);
+  if (!setup.stage_recompute.empty()) {
+    const bool selective = std::find(setup.stage_recompute.begin(), setup.stage_recompute.end(),
+                                     models::Recompute::kSelective) != setup.stage_recompute.end();
+    if (options.shape.recompute_modules && !selective) {
+      throw InputError("--recompute-modules applies to the selective stages of --recompute, and it lists none");
+    }
+    if (!options.shape.recompute_modules) setup.shape.recompute_modules = models::default_recompute_modules(run.model);
+    setup.shape.recompute = models::Recompute::kNone;
+  }
   setup.pp = source.ranks;
   if (outputs.memory_cap) check_memory_cap(memory_cap_bytes(outputs), *outputs.memory_cap, run.hardware);
   setup.microbatches = source.microbatches;
@@ -120,7 +137,10 @@ std::string heading(const ModelRun& run, int gpus, const std::string& after_toke
                               : "",
       shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
       shape.micro_batch_size, shape.seq_len, after_tokens,
-      models::recompute_label(shape.recompute, shape.recompute_modules), shape.fp8 ? ", fp8" : "");
+      run.setup.stage_recompute.empty()
+          ? models::recompute_label(shape.recompute, shape.recompute_modules)
+          : models::stage_recompute_label(run.setup.stage_recompute, shape.recompute_modules),
+      shape.fp8 ? ", fp8" : "");
 }
 
 CommandOutput model_output(const planner::ModelSimulation& result, const ModelRun& run,
@@ -145,8 +165,11 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["zero"] = static_cast<int>(shape.zero);
   output.json["micro_batch_size"] = shape.micro_batch_size;
   output.json["seq"] = shape.seq_len;
-  output.json["recompute"] = std::string(models::recompute_name(shape.recompute));
-  if (shape.recompute == models::Recompute::kSelective) {
+  const std::vector<models::Recompute>& stages = setup.stage_recompute;
+  output.json["recompute"] = stages.empty() ? std::string(models::recompute_name(shape.recompute)) : "per-stage";
+  if (!stages.empty()) output.json["stage_recompute"] = models::stage_recompute_name(stages);
+  if (shape.recompute == models::Recompute::kSelective ||
+      std::find(stages.begin(), stages.end(), models::Recompute::kSelective) != stages.end()) {
     output.json["recompute_modules"] = models::recompute_modules_name(shape.recompute_modules);
   }
   output.json["sequence_parallel"] = shape.sequence_parallel;
@@ -257,9 +280,13 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
     shape.zero = static_cast<models::ZeroStage>(given_shape.zero);
   }
   if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
+  // A plan recomputing per stage keeps its settings unless an option
+  // gives one for every stage.
+  setup.stage_recompute = plan.plan.stage_recompute;
   if (has("recompute") || has("recompute-modules")) {
     apply_recompute_options(has("recompute") ? given_shape.recompute : std::nullopt, given_shape.recompute_modules,
                             run.model, shape);
+    setup.stage_recompute.clear();
   }
   if (has("no-flash-attention")) shape.flash_attention = false;
   const models::RuntimeFlags& given_flags = given_shape.runtime;
@@ -311,6 +338,12 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
     }
     setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
   }
+  if (!setup.stage_recompute.empty() &&
+      static_cast<int>(setup.stage_recompute.size()) != setup.pp * setup.virtual_stages) {
+    throw InputError(fmt::format("the plan recomputes per stage ({}) and the overrides make {} stages (p x v): give "
+                                 "--recompute for them",
+                                 models::stage_recompute_name(setup.stage_recompute), setup.pp * setup.virtual_stages));
+  }
   if (!run.layers && !run.layout) {
     const int stages = plan.plan.pp * plan.plan.virtual_stages;
     if (setup.pp * setup.virtual_stages != stages) {
@@ -356,6 +389,9 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
   command.add_option("--layout", options.layout,
                      "Megatron pipeline_model_parallel_layout, e.g. 'Et*18|t*22|t*22|t*18L'");
   add_shape_options(command, options.shape, true);
+  command.get_option("--recompute")
+      ->description("Activation recomputation: none (the default), selective or full; or one per stage, "
+                    "comma-separated in stage order (full,full,none,none)");
   command.add_flag("--explain", options.explain,
                    "With --model or --plan: the step time per rank by term (GEMM, attention, elementwise, TP comm, "
                    "CP comm, ZeRO comm, overhead, P2P exposed, bubble, DP sync, optimizer), adding up to the "

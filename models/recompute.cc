@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -91,6 +92,44 @@ std::string recompute_label(Recompute recompute, unsigned modules) {
     return std::string(recompute_name(recompute));
   }
   return "selective:" + recompute_modules_name(modules);
+}
+
+std::vector<Recompute> parse_stage_recompute(std::string_view text, std::string_view field) {
+  std::vector<Recompute> stages;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t end = std::min(text.find_first_of(", ", start), text.size());
+    const std::string_view name = text.substr(start, end - start);
+    start = end + 1;
+    if (!name.empty()) stages.push_back(parse_recompute(name, field));
+  }
+  if (stages.empty()) {
+    throw InputError(fmt::format("{} is empty: name one of none, selective or full per stage (e.g. full,full,none)",
+                                 field));
+  }
+  return stages;
+}
+
+std::string stage_recompute_name(const std::vector<Recompute>& stages) {
+  std::string names;
+  for (Recompute stage : stages) {
+    if (!names.empty()) names += ",";
+    names += recompute_name(stage);
+  }
+  return names;
+}
+
+std::string stage_recompute_label(const std::vector<Recompute>& stages, unsigned modules) {
+  std::string label = "per-stage:";
+  for (std::size_t first = 0; first < stages.size();) {
+    std::size_t end = first;
+    while (end < stages.size() && stages[end] == stages[first]) ++end;
+    if (first > 0) label += ",";
+    label += recompute_label(stages[first], modules);
+    if (end - first > 1) label += fmt::format(" x{}", end - first);
+    first = end;
+  }
+  return label;
 }
 
 }  // namespace pipeplan::models

@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pipeplan::models {
 
@@ -41,5 +42,18 @@ std::string recompute_modules_name(unsigned modules, std::string_view separator 
 // What outputs show: "none", "full", "selective" (the default modules) or
 // "selective:moe_act,layernorm".
 std::string recompute_label(Recompute recompute, unsigned modules);
+
+// Recomputation chosen per pipeline stage (AdaPipe's per-stage choice): the
+// early stages of a 1F1B-like schedule hold more micro-batches than the late
+// ones, so they may recompute while the others do not.
+// "none,none,full,full" (commas or spaces), in stage order; throws
+// InputError naming `field` for an empty list or a name parse_recompute
+// refuses.
+std::vector<Recompute> parse_stage_recompute(std::string_view text, std::string_view field);
+// "none,none,full,full".
+std::string stage_recompute_name(const std::vector<Recompute>& stages);
+// What outputs show: runs of equal stages, "per-stage:none x6,full x2"
+// (selective with its modules as recompute_label names them).
+std::string stage_recompute_label(const std::vector<Recompute>& stages, unsigned modules);
 
 }  // namespace pipeplan::models

@@ -59,6 +59,10 @@ double rank_memory_floor(const LayerContext& layers, const ScheduleContext& cont
   return total / context.schedule.ranks;
 }
 
+std::int64_t peak_bound_bytes(const LayerContext& layers, const ScheduleContext& context) {
+  return static_cast<std::int64_t>(rank_memory_floor(layers, context) * (1 - 1e-6));
+}
+
 // Whether the request's partitioner finds a split under the cap, without
 // choosing one: exactly when `partition` does (the memory partitioner is
 // the only one that refuses, and only where no split fits).
@@ -108,7 +112,7 @@ StepBounds any_split_bounds(const LayerContext& layers, const ScheduleContext& c
                                       rank_step_overhead({expert, expert}, hardware, layers.shape).gradient_sync_s);
   StepBounds bounds;
   bounds.iteration_time_s = (pipeline + overhead.gradient_sync_s + overhead.optimizer_step_s) * (1 - 1e-8);
-  bounds.peak_bytes = static_cast<std::int64_t>(rank_memory_floor(layers, context) * (1 - 1e-6));
+  bounds.peak_bytes = peak_bound_bytes(layers, context);
   return bounds;
 }
 

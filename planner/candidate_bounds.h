@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 #include "models/hardware.h"
 #include "planner/model_simulation.h"
@@ -31,6 +32,9 @@ double stage_memory_max(const LayerContext& layers, const ScheduleContext& conte
 
 // What no split's largest rank memory can go below (see the definition).
 double rank_memory_floor(const LayerContext& layers, const ScheduleContext& context);
+// The floor as a bound on a replay's peak: lowered a little, as the replay
+// rounds bytes and sums them in its own order.
+std::int64_t peak_bound_bytes(const LayerContext& layers, const ScheduleContext& context);
 
 // Whether the request's partitioner finds a split under the cap, without
 // choosing one: exactly when the search's partition does.

@@ -17,6 +17,7 @@
 #include "planner/search_contexts.h"
 #include "planner/search_split.h"
 #include "planner/searched_order.h"
+#include "planner/stage_recompute_split.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
@@ -27,6 +28,21 @@ namespace {
 
 constexpr const char* kOutOfMemory = "out of memory";
 constexpr const char* kNoSchedule = "schedule precondition (micro-batches, chunks)";
+constexpr const char* kPerStageWithChunks = "per-stage recompute with several chunks per rank or a searched order";
+constexpr const char* kPerStageNoneFits = "per-stage recompute where none fits at its fastest split";
+
+// Per-stage recomputation is split exactly with one chunk per rank (each
+// stage's peaks known before the costs); a searched order has none.
+bool splits_per_stage(const ScheduleChoice& choice) {
+  return choice.virtual_stages == 1 && !sim::is_searched(sim::find_schedule_family(choice.name));
+}
+
+// Each stage's table: its setting's, of the variants.
+std::vector<const LayerTable*> stage_tables(const RecomputeVariants& variants, const std::vector<std::size_t>& settings) {
+  std::vector<const LayerTable*> tables;
+  for (std::size_t setting : settings) tables.push_back(&variants[setting]->table());
+  return tables;
+}
 
 // The optimizer and gradient sharding a group can use over its d x c
 // weight replicas: the request's, or ZeRO-1, 2 and 3. No sharding is left
@@ -216,7 +232,19 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
     return;
   }
   for (models::ZeroStage zero : zeros) {
+    const std::size_t first = layers_[index].size();
     for (const RecomputeChoice& recompute : recomputes_) {
+      if (recompute.per_stage) {
+        // No recomputation's context (listed first, its table shared), with
+        // the selective stages' modules and the settings of this sharding.
+        LayerContext context = layers_[index][first];
+        context.shape.recompute_modules = recompute.modules;
+        for (std::size_t r = 0; r < recomputes_.size(); ++r) {
+          if (!recomputes_[r].per_stage) context.stage_variants.push_back(first + r);
+        }
+        layers_[index].push_back(std::move(context));
+        continue;
+      }
       const models::TrainingShape shape = group_shape(request_, group, zero, recompute);
       layers_[index].push_back(
           {shape, tabled_layers(shape), models::state_bytes(shape).total(), models::expert_state_bytes(shape).total()});
@@ -225,7 +253,7 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   const std::vector<LayerContext>& contexts = layers_[index];
   const StageCountChoices& choices = stage_counts_.at(group.pp);
   for (const auto& [reason, count] : choices.rejected) tally.rejected[reason] += count * zeros.size() * recomputes_.size();
-  std::size_t out_of_memory = 0;
+  std::size_t out_of_memory = 0, per_stage_with_chunks = 0;
   const double tokens = step_tokens(group, request_.seq_len);
   const bool searched_split = !request_.layer_counts && !request_.layout;
   for (std::size_t choice : choices.usable) {
@@ -236,20 +264,25 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
         ++tally.rejected[kZeroWithoutSchedule];
         continue;
       }
+      if (!layers.stage_variants.empty() && !splits_per_stage(schedules_[choice])) {
+        ++per_stage_with_chunks;
+        continue;
+      }
       // The outline's memory floor is no higher than the schedule's: over
       // the cap, no split fits.
-      if (!some_split_fits(layers, outline, request_, cap_)) {
+      if (!split_fits(index, layers, outline)) {
         ++out_of_memory;
         tally.unfitted.push_back({index, l, choice});
         continue;
       }
       PendingCandidate candidate{index, l, choice, false, std::nullopt, {}, 0};
-      candidate.bounds = any_split_bounds(layers, outline, request_.hardware, searched_split);
+      candidate.bounds = split_bounds(index, layers, outline, searched_split);
       candidate.tokens_bound = tokens / candidate.bounds.iteration_time_s;
       pending.push_back(std::move(candidate));
     }
   }
   if (out_of_memory > 0) tally.rejected[kOutOfMemory] += out_of_memory;
+  if (per_stage_with_chunks > 0) tally.rejected[kPerStageWithChunks] += per_stage_with_chunks;
   const std::size_t usable = choices.usable.size();
   if (group.dp * group.cp > 1 && !request_.zero && usable > 0) {
     tally.rejected[kZeroDominated] += recomputes_.size() * usable;
@@ -263,12 +296,20 @@ const char* CandidateEvaluator::schedule(PendingCandidate& pending, bool& unfitt
   const ScheduleContext* context = schedule_of(pending.schedule, group);
   if (context == nullptr) return kNoSchedule;
   const LayerContext& layers = layers_[pending.group][pending.layers];
-  if (!some_split_fits(layers, *context, request_, cap_)) {
+  if (!split_fits(pending.group, layers, *context)) {
     unfitted = true;
     return kOutOfMemory;
   }
+  // Where the fastest split without recomputation fits the cap, no
+  // per-stage choice is faster (no setting is faster on any run): the
+  // uniform candidate serves.
+  if (!layers.stage_variants.empty()) {
+    const std::size_t none = layers.stage_variants.front();
+    const std::optional<StageSplit> fastest = fastest_split(pending.group, none, context->schedule.stages);
+    if (fastest && stage_memory_max(layers_[pending.group][none], *context, *fastest) <= cap_) return kPerStageNoneFits;
+  }
   const bool searched_split = !request_.layer_counts && !request_.layout;
-  pending.bounds = any_split_bounds(layers, *context, request_.hardware, searched_split);
+  pending.bounds = split_bounds(pending.group, layers, *context, searched_split);
   pending.tokens_bound = step_tokens(group, request_.seq_len) / pending.bounds.iteration_time_s;
   pending.scheduled = true;
   return nullptr;
@@ -327,6 +368,8 @@ std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
   double lowest = 0;
   for (const UnfittedCandidate& candidate : unfitted) {
     const LayerContext& layers = layers_[candidate.group][candidate.layers];
+    // Per stage, nothing fits where full recomputation (among the others) does not.
+    if (!layers.stage_variants.empty()) continue;
     const ScheduleContext* context = schedule_of(candidate.schedule, groups_[candidate.group]);
     if (context == nullptr) continue;  // its schedule's preconditions fail
     // A searched order has no split before its costs: none to offer.
@@ -345,21 +388,31 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
   const SearchGroup& group = groups_[pending.group];
   const LayerContext& layers = layers_[pending.group][pending.layers];
   const ScheduleContext& context = *schedule_of(pending.schedule, group);
-  const auto fastest = [&](int stages) {
-    const auto key = std::make_tuple(pending.group, pending.layers, stages);
-    {
-      const std::lock_guard<std::mutex> lock(time_splits_mutex_);
-      const auto found = time_splits_.find(key);
-      if (found != time_splits_.end()) return found->second;
+  const auto fastest = [&](int stages) { return fastest_split(pending.group, pending.layers, stages); };
+  std::optional<StageSplit> split;
+  std::vector<const LayerTable*> tables(static_cast<std::size_t>(context.schedule.stages), &layers.table());
+  if (!layers.stage_variants.empty()) {
+    const RecomputeVariants variants = variants_of(pending.group, layers);
+    std::optional<StageRecomputeSplit> chosen = stage_recompute_split(variants, context, cap_);
+    if (!chosen) throw std::logic_error("a per-stage candidate some split was to fit has none");
+    // One setting everywhere is that setting's own candidate.
+    if (chosen->uniform()) {
+      pending.uniform_per_stage = true;
+      return;
     }
-    std::optional<StageSplit> split = time_split(layers, stages);
-    const std::lock_guard<std::mutex> lock(time_splits_mutex_);
-    return time_splits_.emplace(key, std::move(split)).first->second;
-  };
-  std::optional<StageSplit> split = partition(layers, context, request_, cap_, fastest);
+    tables = stage_tables(variants, chosen->setting);
+    {
+      const std::lock_guard<std::mutex> lock(stage_settings_mutex_);
+      stage_settings_.push_back(std::move(chosen->setting));
+      pending.stage_settings = static_cast<std::uint32_t>(stage_settings_.size());
+    }
+    split = std::move(chosen->split);
+  } else {
+    split = partition(layers, context, request_, cap_, fastest);
+  }
   // schedule() kept only candidates some split fits.
   if (!split) throw std::logic_error("a candidate the partitioner was to fit has no split");
-  const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, *split, context.schedule);
+  const ModelStageCosts costs = build_stage_costs(tables, layers.shape, *split, context.schedule);
   pending.bounds = step_bounds(context.schedule, context.span, context.profiles, costs,
                                step_overhead(costs, request_.hardware, layers.shape));
   const double tokens = step_tokens(group, request_.seq_len);
@@ -384,6 +437,36 @@ sim::Schedule CandidateEvaluator::searched_order_within_cap(const std::string& n
   }
 }
 
+std::optional<StageSplit> CandidateEvaluator::fastest_split(std::size_t group, std::size_t layers, int stages) const {
+  const auto key = std::make_tuple(group, layers, stages);
+  {
+    const std::lock_guard<std::mutex> lock(time_splits_mutex_);
+    const auto found = time_splits_.find(key);
+    if (found != time_splits_.end()) return found->second;
+  }
+  std::optional<StageSplit> split = time_split(layers_[group][layers], stages);
+  const std::lock_guard<std::mutex> lock(time_splits_mutex_);
+  return time_splits_.emplace(key, std::move(split)).first->second;
+}
+
+RecomputeVariants CandidateEvaluator::variants_of(std::size_t group, const LayerContext& layers) const {
+  RecomputeVariants variants;
+  for (std::size_t index : layers.stage_variants) variants.push_back(&layers_[group][index]);
+  return variants;
+}
+
+bool CandidateEvaluator::split_fits(std::size_t group, const LayerContext& layers,
+                                    const ScheduleContext& context) const {
+  if (layers.stage_variants.empty()) return some_split_fits(layers, context, request_, cap_);
+  return stage_recompute_fits(variants_of(group, layers), context, cap_);
+}
+
+StepBounds CandidateEvaluator::split_bounds(std::size_t group, const LayerContext& layers,
+                                            const ScheduleContext& context, bool searched_split) const {
+  if (layers.stage_variants.empty()) return any_split_bounds(layers, context, request_.hardware, searched_split);
+  return stage_recompute_bounds(variants_of(group, layers), context, request_.hardware);
+}
+
 PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const {
   const SearchGroup& group = groups_[pending.group];
   const LayerContext& layers = layers_[pending.group][pending.layers];
@@ -406,11 +489,25 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const 
       searched ? sim::searched_schedule_shape(context.choice.name, group.pp, group.microbatches)
                : run_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0},
                               layers.shape.moe_a2a_overlap);
-  const ModelStageCosts costs = build_stage_costs(layers.table(), layers.shape, *pending.split, schedule);
+  std::vector<const LayerTable*> tables(static_cast<std::size_t>(schedule.stages), &layers.table());
+  std::vector<models::Recompute> stage_recompute;
+  if (pending.stage_settings > 0) {
+    std::vector<std::size_t> settings;
+    {
+      const std::lock_guard<std::mutex> lock(stage_settings_mutex_);
+      settings = stage_settings_[pending.stage_settings - 1];
+    }
+    const RecomputeVariants variants = variants_of(pending.group, layers);
+    tables = stage_tables(variants, settings);
+    for (std::size_t setting : settings) stage_recompute.push_back(variants[setting]->shape.recompute);
+  }
+  const ModelStageCosts costs = build_stage_costs(tables, layers.shape, *pending.split, schedule);
   if (searched) schedule = searched_order_within_cap(context.choice.name, costs, setup);
   const ModelSimulation simulation =
       simulate_stage_costs(schedule, costs, *pending.split, request_.hardware, setup, layers.model_flops(), options);
-  return describe(group, layers, context.choice, simulation);
+  PlanCandidate candidate = describe(group, layers, context.choice, simulation);
+  candidate.stage_recompute = std::move(stage_recompute);
+  return candidate;
 }
 
 }  // namespace pipeplan::planner

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,13 @@ struct PendingCandidate {
   std::optional<StageSplit> split;  // once chosen
   StepBounds bounds;
   double tokens_bound = 0;   // tokens per second it cannot exceed
+  // Per-stage recomputation, once split: 1 + where the evaluator keeps
+  // each stage's setting (into the layer context's stage_variants), 0 for
+  // none (a search holds a million candidates: a vector each is too much);
+  // or set when every stage took one setting (that setting's own candidate:
+  // dropped).
+  std::uint32_t stage_settings = 0;
+  bool uniform_per_stage = false;
 };
 
 // A candidate the memory partitioner found no split for.
@@ -68,8 +76,10 @@ class CandidateEvaluator {
   // preconditions fail, or no split fits: then `unfitted`), or null. Safe
   // to call for different candidates at once.
   const char* schedule(PendingCandidate& pending, bool& unfitted) const;
-  // Chooses the candidate's split (the request's partitioner) and bounds it
-  // for that split; safe to call for different candidates at once.
+  // Chooses the candidate's split (the request's partitioner; with
+  // per-stage recomputation the split and the stages' settings together)
+  // and bounds it for that split, or marks it uniform_per_stage; safe to
+  // call for different candidates at once.
   void choose_split(PendingCandidate& pending) const;
   // The candidate's figures, exactly `pipeplan simulate --plan`'s (its split chosen).
   PlanCandidate replay(const PendingCandidate& pending) const;
@@ -95,6 +105,15 @@ class CandidateEvaluator {
   // Whether every rank's share of the weights and their state is over the
   // cap at every sharding the group runs: no candidate of it can fit.
   bool weights_over_cap(const SearchGroup& group, const std::vector<models::ZeroStage>& zeros) const;
+  // time_split's answer for the group's layer context, kept: schedules
+  // with as many stages share one.
+  std::optional<StageSplit> fastest_split(std::size_t group, std::size_t layers, int stages) const;
+  // The uniform contexts a per-stage one chooses among, none first.
+  std::vector<const LayerContext*> variants_of(std::size_t group, const LayerContext& layers) const;
+  // some_split_fits and any_split_bounds, or their per-stage forms.
+  bool split_fits(std::size_t group, const LayerContext& layers, const ScheduleContext& context) const;
+  StepBounds split_bounds(std::size_t group, const LayerContext& layers, const ScheduleContext& context,
+                          bool searched_split) const;
   // A searched family's order for the candidate's stage costs under the cap.
   sim::Schedule searched_order_within_cap(const std::string& name, const ModelStageCosts& costs,
                                           const PipelineSetup& setup) const;
@@ -114,6 +133,8 @@ class CandidateEvaluator {
   using TableKey = std::array<int, 10>;
   mutable std::mutex tables_mutex_;
   mutable std::map<TableKey, std::shared_ptr<const TabledLayers>> tables_;
+  mutable std::mutex stage_settings_mutex_;
+  mutable std::vector<std::vector<std::size_t>> stage_settings_;  // PendingCandidate::stage_settings
   mutable std::mutex time_splits_mutex_;
   mutable std::map<std::tuple<std::size_t, std::size_t, int>, std::optional<StageSplit>> time_splits_;
 };

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "models/expert_parallel.h"
+#include "planner/search_space.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
 
@@ -43,7 +44,7 @@ void check_fixed_experts(const PlanRequest& request) {
   shape.tp = shape.etp = request.etp.value_or(1);
   shape.dp = shape.ep * shape.etp;
   shape.sequence_parallel = true;
-  if (request.runtime.moe_a2a_overlap && request.schedule) {
+  if (request.runtime.moe_a2a_overlap && request.schedule && !is_schedule_set(*request.schedule)) {
     sim::check_pairs_forward_backward(sim::find_schedule_family(*request.schedule).name,
                                       request.virtual_stages.value_or(0));
   }

@@ -91,14 +91,19 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
   if (plan.runtime.fp8) args += " --fp8-format hybrid";
   if (plan.runtime.moe_a2a_overlap) args += " --overlap-moe-expert-parallel-comm";
-  if (plan.recompute == models::Recompute::kSelective) {
+  // Megatron sets one recomputation for every stage: a per-stage plan
+  // runs with its heaviest stage's (the note says so).
+  const models::Recompute recompute =
+      plan.stage_recompute.empty() ? plan.recompute
+                                   : *std::max_element(plan.stage_recompute.begin(), plan.stage_recompute.end());
+  if (recompute == models::Recompute::kSelective) {
     args += " --recompute-granularity selective";
     // Megatron's default is core_attn alone; any other set is named.
     if (plan.recompute_modules != models::kDefaultRecomputeModules) {
       args += " --recompute-modules " + models::recompute_modules_name(plan.recompute_modules, " ");
     }
   }
-  if (plan.recompute == models::Recompute::kFull) {
+  if (recompute == models::Recompute::kFull) {
     args += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1";
   }
   // A layout string names every chunk, and Megatron takes the chunks per
@@ -115,6 +120,13 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
                                 nearest_zero1 ? "given in its place: the same step time under pipelining, less "
                                                 "memory; torchtitan runs FSDP x PP as planned"
                                               : "DeepSpeed or FSDP runs it"));
+  }
+  if (!plan.stage_recompute.empty()) {
+    notes.push_back(fmt::format(
+        "recompute per stage ({}): Megatron-LM sets one recomputation for every stage, so these arguments recompute "
+        "{} everywhere (slower than planned); PyTorch's pipelining runs the plan with each stage's blocks wrapped as "
+        "listed",
+        models::stage_recompute_name(plan.stage_recompute), models::recompute_name(recompute)));
   }
   // One pipeline rank runs no pipeline schedule.
   if (plan.pp > 1 && plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {

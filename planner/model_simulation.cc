@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <stdexcept>
 
 #include "common/error.h"
 #include "models/time_model.h"
@@ -299,8 +302,55 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
   return topology;
 }
 
-ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
-                               const PipelineSetup& setup, const sim::SimulationOptions& options) {
+namespace {
+
+using ExpandLayers = std::function<models::ModelLayers(const models::TrainingShape&)>;
+
+// A table of the layers as costed for `shape`: by the time model, or by the
+// setup's profile (which adds what recomputation replays).
+LayerTable costed_table(models::ModelLayers costed, const models::HardwareConfig& hardware, const PipelineSetup& setup,
+                        const models::TrainingShape& shape) {
+  if (setup.profile == nullptr) return LayerTable(costed, hardware, shape);
+  const ProfiledCosts profiled = apply_profile(*setup.profile, setup.model_name, shape, hardware, costed);
+  return LayerTable(costed, profiled.times);
+}
+
+// Each stage's table: the base one, or with per-stage recomputation the
+// table of the stage's setting (each setting tabled once, in `variants`).
+std::vector<const LayerTable*> stage_tables(const LayerTable& base, const PipelineSetup& setup, int stages,
+                                            const ExpandLayers* expand, const models::HardwareConfig& hardware,
+                                            std::vector<LayerTable>& variants) {
+  if (setup.stage_recompute.empty()) return std::vector<const LayerTable*>(static_cast<std::size_t>(stages), &base);
+  if (expand == nullptr) throw std::logic_error("per-stage recomputation needs the model to expand each setting");
+  if (static_cast<int>(setup.stage_recompute.size()) != stages) {
+    throw InputError(fmt::format("the per-stage recomputation names {} stages and the pipeline has {} (p x v)",
+                                 setup.stage_recompute.size(), stages));
+  }
+  if (setup.explain) {
+    throw InputError("--explain divides a step costed with one recomputation, and this one recomputes per stage: "
+                     "give one --recompute setting, or drop --explain");
+  }
+  constexpr models::Recompute kSettings[] = {models::Recompute::kNone, models::Recompute::kSelective,
+                                             models::Recompute::kFull};
+  variants.reserve(std::size(kSettings));
+  std::map<models::Recompute, std::size_t> index;
+  for (models::Recompute setting : kSettings) {
+    if (std::find(setup.stage_recompute.begin(), setup.stage_recompute.end(), setting) == setup.stage_recompute.end()) {
+      continue;
+    }
+    models::TrainingShape shape = setup.shape;
+    shape.recompute = setting;
+    index[setting] = variants.size();
+    variants.push_back(costed_table((*expand)(shape), hardware, setup, shape));
+  }
+  std::vector<const LayerTable*> tables;
+  for (models::Recompute setting : setup.stage_recompute) tables.push_back(&variants[index.at(setting)]);
+  return tables;
+}
+
+ModelSimulation simulate_expanded(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                                  const PipelineSetup& setup, const sim::SimulationOptions& options,
+                                  const ExpandLayers* expand) {
   // ZeRO-2/3 sync per micro-batch or once per step as p decides: the layers
   // were expanded for the one the flag says.
   if (setup.shape.zero >= models::ZeroStage::kGradients && setup.shape.pipelined != (setup.pp > 1)) {
@@ -327,7 +377,9 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
   if (setup.profile != nullptr)
     profiled = apply_profile(*setup.profile, setup.model_name, setup.shape, hardware, costed);
   const LayerTable table = profiled ? LayerTable(costed, profiled->times) : LayerTable(costed, hardware, setup.shape);
-  const ModelStageCosts costs = build_stage_costs(table, setup.shape, split, schedule);
+  std::vector<LayerTable> variants;
+  const ModelStageCosts costs = build_stage_costs(
+      stage_tables(table, setup, schedule.stages, expand, hardware, variants), setup.shape, split, schedule);
   std::string schedule_note;
   if (sim::is_searched(family)) {
     const bool capped = setup.memory_cap_bytes > 0;
@@ -354,6 +406,19 @@ ModelSimulation simulate_model(const models::ModelLayers& layers, const models::
   }
   result.schedule = std::move(schedule);
   return result;
+}
+
+}  // namespace
+
+ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                               const PipelineSetup& setup, const sim::SimulationOptions& options) {
+  return simulate_expanded(layers, hardware, setup, options, nullptr);
+}
+
+ModelSimulation simulate_model(const models::ModelConfig& model, const models::HardwareConfig& hardware,
+                               const PipelineSetup& setup, const sim::SimulationOptions& options) {
+  const ExpandLayers expand = [&](const models::TrainingShape& shape) { return models::expand_layers(model, shape); };
+  return simulate_expanded(expand(setup.shape), hardware, setup, options, &expand);
 }
 
 }  // namespace pipeplan::planner

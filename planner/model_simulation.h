@@ -46,6 +46,10 @@ struct PipelineSetup {
   // A searched schedule's limit on each rank's activations; none: what
   // the memory cap (or the GPU's usable memory) leaves beside static bytes.
   std::optional<sim::ActivationLimit> activation_limit;
+  // Recomputation per stage (p x v settings, in stage order), each stage's
+  // layers costed with its own and selective with shape.recompute_modules;
+  // empty: shape.recompute on every stage.
+  std::vector<models::Recompute> stage_recompute;
 };
 
 struct MemoryBreakdown {
@@ -121,6 +125,11 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
 // given) from the time model or the setup's profile, and simulates. Throws
 // InputError for impossible setups.
 ModelSimulation simulate_model(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
+                               const PipelineSetup& setup, const sim::SimulationOptions& options = {});
+// The same for a model expanded here, with its layers expanded once more
+// for each recomputation setup.stage_recompute names (the overload above
+// refuses one).
+ModelSimulation simulate_model(const models::ModelConfig& model, const models::HardwareConfig& hardware,
                                const PipelineSetup& setup, const sim::SimulationOptions& options = {});
 
 }  // namespace pipeplan::planner

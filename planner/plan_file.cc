@@ -93,8 +93,15 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
   out << YAML::Key << "schedule" << YAML::Value << p.schedule;
   out << YAML::Key << "virtual" << YAML::Value << p.virtual_stages;
-  out << YAML::Key << "recompute" << YAML::Value << std::string(models::recompute_name(p.recompute));
-  if (p.recompute == models::Recompute::kSelective && p.recompute_modules != models::kDefaultRecomputeModules) {
+  out << YAML::Key << "recompute" << YAML::Value;
+  if (p.stage_recompute.empty()) {
+    out << std::string(models::recompute_name(p.recompute));
+  } else {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (models::Recompute stage : p.stage_recompute) out << std::string(models::recompute_name(stage));
+    out << YAML::EndSeq;
+  }
+  if (recomputes_selective(p) && p.recompute_modules != models::kDefaultRecomputeModules) {
     out << YAML::Key << "recompute_modules" << YAML::Value << models::recompute_modules_name(p.recompute_modules);
   }
   out << YAML::Key << "sequence_parallel" << YAML::Value << (p.sequence_parallel ? "true" : "false");
@@ -177,14 +184,30 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   p.schedule = std::string(
       parse_at(root["schedule"] ? root["schedule"] : root, path, "schedule",
                [](std::string_view text, std::string_view) { return sim::find_schedule_family(text).name; }));
-  p.virtual_stages = read_count(root, "virtual", path);
   if (!root["recompute"]) throw_at(path, root, "the plan has no 'recompute'");
-  p.recompute = parse_at(root["recompute"], path, "recompute", [](std::string_view text, std::string_view) {
-    return models::parse_recompute(text, "'recompute'");
-  });
+  p.virtual_stages = read_count(root, "virtual", path);
+  const YAML::Node recompute = root["recompute"];
+  if (recompute.IsSequence()) {
+    // One setting per stage, in stage order.
+    const std::size_t stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.virtual_stages);
+    if (recompute.size() != stages) {
+      throw_at(path, recompute,
+               fmt::format("'recompute' lists {} stages' settings and the plan has {} stages (pp x virtual)",
+                           recompute.size(), stages));
+    }
+    for (const YAML::Node& stage : recompute) {
+      p.stage_recompute.push_back(parse_at(stage, path, "recompute", [](std::string_view text, std::string_view) {
+        return models::parse_recompute(text, "each of 'recompute''s stages");
+      }));
+    }
+  } else {
+    p.recompute = parse_at(recompute, path, "recompute", [](std::string_view text, std::string_view) {
+      return models::parse_recompute(text, "'recompute'");
+    });
+  }
   if (root["recompute_modules"]) {
-    if (p.recompute != models::Recompute::kSelective) {
-      throw_at(path, root["recompute_modules"], "'recompute_modules' needs 'recompute: selective'");
+    if (!recomputes_selective(p)) {
+      throw_at(path, root["recompute_modules"], "'recompute_modules' needs 'recompute: selective' (on some stage)");
     }
     p.recompute_modules =
         parse_at(root["recompute_modules"], path, "recompute_modules", [](std::string_view text, std::string_view) {

@@ -17,6 +17,7 @@ PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
   setup.virtual_stages = plan.virtual_stages;
   setup.microbatches = plan.microbatches;
   setup.schedule = plan.schedule;
+  setup.stage_recompute = plan.stage_recompute;
   return setup;
 }
 
@@ -43,11 +44,10 @@ ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& mod
   setup.profile = profile != nullptr ? profile : (loaded ? &*loaded : nullptr);
   setup.profile_file = file.profile;
   setup.model_name = model.name;
-  const models::ModelLayers layers = models::expand_layers(model, setup.shape);
   setup.split = file.layout.empty()
                     ? file.plan.split
-                    : plan_layout_split(file, layers.transformer_layers(), file.plan.pp * file.plan.virtual_stages);
-  return simulate_model(layers, hardware, setup, options);
+                    : plan_layout_split(file, model.layers, file.plan.pp * file.plan.virtual_stages);
+  return simulate_model(model, hardware, setup, options);
 }
 
 void fill_even_split(PlanReport& report, const PlanRequest& request) {

@@ -17,6 +17,17 @@ std::string counts_text(const StageSplit& split) {
   return text;
 }
 
+// Each stage's setting, in stage order: one per stage whether or not it
+// varies.
+std::vector<std::string> stage_recompute_names(const PlanCandidate& c) {
+  std::vector<std::string> names;
+  const std::size_t stages = static_cast<std::size_t>(c.pp) * static_cast<std::size_t>(c.virtual_stages);
+  for (std::size_t stage = 0; stage < stages; ++stage) {
+    names.emplace_back(models::recompute_name(c.stage_recompute.empty() ? c.recompute : c.stage_recompute[stage]));
+  }
+  return names;
+}
+
 nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
   return {{"tp", c.tp},
           {"cp", c.cp},
@@ -32,9 +43,9 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"microbatches", c.microbatches},
           {"schedule", c.schedule},
           {"virtual", c.virtual_stages},
-          {"recompute", std::string(models::recompute_name(c.recompute))},
-          {"recompute_modules",
-           c.recompute == models::Recompute::kSelective ? models::recompute_modules_name(c.recompute_modules) : ""},
+          {"recompute", c.stage_recompute.empty() ? std::string(models::recompute_name(c.recompute)) : "per-stage"},
+          {"stage_recompute", stage_recompute_names(c)},
+          {"recompute_modules", recomputes_selective(c) ? models::recompute_modules_name(c.recompute_modules) : ""},
           {"sequence_parallel", c.sequence_parallel},
           {"zero", static_cast<int>(c.zero)},
           {"overlap_grad_reduce", c.runtime.overlap_grad_reduce},
@@ -79,22 +90,27 @@ std::string expert_cells(const PlanCandidate& c, bool experts) {
   return fmt::format(" {:>3} {:>3}", c.ep, c.etp > 0 ? c.etp : c.tp);
 }
 
-std::string candidate_row(std::size_t index, const PlanCandidate& c, bool experts) {
+// `recompute_width`: the widest recomputation label of the table.
+std::string candidate_row(std::size_t index, const PlanCandidate& c, bool experts, std::size_t recompute_width) {
   return fmt::format(
-      "  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
+      "  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<{}} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
       index, c.tp, c.cp, c.pp, c.dp, expert_cells(c, experts), static_cast<int>(c.zero), c.micro_batch_size,
-      c.microbatches, c.schedule, c.virtual_stages, models::recompute_label(c.recompute, c.recompute_modules),
+      c.microbatches, c.schedule, c.virtual_stages, candidate_recompute_label(c), recompute_width,
       c.tokens_per_s, c.mfu * 100, c.iteration_time_s * 1e3, format_bytes(c.max_peak_bytes), counts_text(c.split));
 }
 
 std::string table(const std::string& title, const std::vector<PlanCandidate>& candidates) {
   const bool experts =
       std::any_of(candidates.begin(), candidates.end(), [](const PlanCandidate& c) { return c.etp > 0; });
+  std::size_t recompute_width = 9;
+  for (const PlanCandidate& c : candidates) recompute_width = std::max(recompute_width, candidate_recompute_label(c).size());
   std::string text = fmt::format(
-      "{}\n  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<9} {:>10} {:>5} {:>10} {:>10} {}\n",
+      "{}\n  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<{}} {:>10} {:>5} {:>10} {:>10} {}\n",
       title, "#", "t", "c", "p", "d", experts ? fmt::format(" {:>3} {:>3}", "ep", "etp") : "", "z", "b", "m",
-      "schedule", "v", "recompute", "tokens/s", "MFU%", "iter ms", "peak", "split");
-  for (std::size_t i = 0; i < candidates.size(); ++i) text += candidate_row(i + 1, candidates[i], experts);
+      "schedule", "v", "recompute", recompute_width, "tokens/s", "MFU%", "iter ms", "peak", "split");
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    text += candidate_row(i + 1, candidates[i], experts, recompute_width);
+  }
   return text;
 }
 
@@ -154,7 +170,7 @@ std::string plan_report_text(const PlanReport& report) {
                                    : "",
                       plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "",
                       plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
-                      models::recompute_label(plan.recompute, plan.recompute_modules), plan.runtime.fp8 ? ", fp8" : "",
+                      candidate_recompute_label(plan), plan.runtime.fp8 ? ", fp8" : "",
                       counts_text(report.best.split));
   // A profile's notes say where its shapes were interpolated or extrapolated.
   text += fmt::format("costs: {}\n", report.best.cost_source);

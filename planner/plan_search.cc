@@ -19,7 +19,7 @@ namespace {
 bool better(const PlanCandidate& a, const PlanCandidate& b, Objective objective) {
   const auto key = [](const PlanCandidate& c) {
     return std::make_tuple(c.tp, c.pp, c.micro_batch_size, c.schedule, c.virtual_stages, static_cast<int>(c.recompute),
-                           c.recompute_modules);
+                           c.recompute_modules, c.stage_recompute);
   };
   if (objective == Objective::kThroughput) {
     if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
@@ -185,6 +185,18 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   return shape;
 }
 
+std::string candidate_recompute_label(const PlanCandidate& candidate) {
+  return candidate.stage_recompute.empty()
+             ? models::recompute_label(candidate.recompute, candidate.recompute_modules)
+             : models::stage_recompute_label(candidate.stage_recompute, candidate.recompute_modules);
+}
+
+bool recomputes_selective(const PlanCandidate& candidate) {
+  const std::vector<models::Recompute>& stages = candidate.stage_recompute;
+  return candidate.recompute == models::Recompute::kSelective ||
+         std::find(stages.begin(), stages.end(), models::Recompute::kSelective) != stages.end();
+}
+
 void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate) {
   candidate.split = simulation.split;
   candidate.iteration_time_s = simulation.iteration_time_s;
@@ -305,7 +317,13 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
       if (unfits[i]) unfitted.push_back({candidate.group, candidate.layers, candidate.schedule});
     }
     parallel_for(to_split.size(), request.threads, [&](std::size_t i) { evaluator.choose_split(*to_split[i]); });
-    for (PendingCandidate* candidate : to_split) queue.push(*candidate);
+    for (PendingCandidate* candidate : to_split) {
+      if (candidate->uniform_per_stage) {
+        ++result.rejected["per-stage recompute that chose one setting for every stage (that setting's own candidate)"];
+      } else {
+        queue.push(*candidate);
+      }
+    }
     std::vector<PlanCandidate> replayed(to_replay.size());
     parallel_for(to_replay.size(), request.threads,
                  [&](std::size_t i) { replayed[i] = evaluator.replay(*to_replay[i]); });

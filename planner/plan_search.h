@@ -80,6 +80,9 @@ struct PlanCandidate {
   std::string schedule;
   models::Recompute recompute = models::Recompute::kNone;
   unsigned recompute_modules = models::kDefaultRecomputeModules;  // with selective
+  // Recomputation per stage (PipelineSetup::stage_recompute; `recompute` is
+  // then none); empty: `recompute` on every stage.
+  std::vector<models::Recompute> stage_recompute;
   bool sequence_parallel = false;
   models::ZeroStage zero = models::ZeroStage::kNone;
   models::RuntimeFlags runtime;  // the flags that applied to it
@@ -112,6 +115,11 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k);
 
 // The training shape a candidate runs with.
 models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_len);
+// What outputs call its recomputation: recompute_label, or with per-stage
+// recomputation models::stage_recompute_label.
+std::string candidate_recompute_label(const PlanCandidate& candidate);
+// Whether some stage recomputes selectively (recompute_modules apply).
+bool recomputes_selective(const PlanCandidate& candidate);
 
 // Copies a simulation's figures (time, throughput, memory) into a candidate.
 void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate);

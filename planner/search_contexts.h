@@ -31,6 +31,9 @@ struct LayerContext {
   std::shared_ptr<const TabledLayers> tabled;
   double state_bytes_per_param;         // dense weights
   double expert_state_bytes_per_param;  // routed experts (their own replicas)
+  // Per-stage recomputation: the group's contexts (by index) of each
+  // setting a stage may take, none first; this context is none's.
+  std::vector<std::size_t> stage_variants{};
   const LayerTable& table() const { return tabled->table; }
   int blocks() const { return tabled->blocks; }
   double model_flops() const { return tabled->model_flops; }

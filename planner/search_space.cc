@@ -124,7 +124,7 @@ void check_fixed_choices(const PlanRequest& request) {
   if (request.micro_batch_size && *request.micro_batch_size < 1) {
     throw InputError(fmt::format("--micro-batch-size must be >= 1 (got {})", *request.micro_batch_size));
   }
-  if (request.zero && request.pp && request.schedule)
+  if (request.zero && request.pp && request.schedule && !is_schedule_set(*request.schedule))
     check_zero_pipeline(*request.zero, *request.pp, *request.schedule);
   check_fixed_experts(request);
 }
@@ -258,6 +258,21 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     }
     return choices;
   };
+  if (request.schedule && is_schedule_set(*request.schedule)) {
+    const bool searched_only = *request.schedule == "searched";
+    std::vector<ScheduleChoice> choices;
+    for (const sim::ScheduleFamily& family : sim::schedule_families()) {
+      const std::string_view name = family.name;
+      const bool budgeted = sim::is_searched(family) || name == "VHalf" || name == "VMin";
+      if (name == "naive" || (searched_only && !budgeted)) continue;
+      for (const ScheduleChoice& choice : choices_for(family)) choices.push_back(choice);
+    }
+    if (choices.empty()) {
+      throw InputError(fmt::format("--virtual: no schedule of --schedule {} runs that many stages per rank",
+                                   *request.schedule));
+    }
+    return choices;
+  }
   if (request.schedule) {
     const sim::ScheduleFamily& family = sim::find_schedule_family(*request.schedule);
     std::vector<ScheduleChoice> choices = choices_for(family);
@@ -282,6 +297,8 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
   return choices;
 }
 
+bool is_schedule_set(std::string_view name) { return name == "searched" || name == "auto"; }
+
 std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
   if (request.recompute_modules) return {{models::Recompute::kSelective, *request.recompute_modules}};
   // A profile measures passes without recomputation (apply_profile refuses
@@ -289,7 +306,15 @@ std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
   if (request.profile && !request.recompute) return {{models::Recompute::kNone}};
   const unsigned modules = models::default_recompute_modules(request.model);
   if (request.recompute) return {{*request.recompute, modules}};
-  return {{models::Recompute::kNone}, {models::Recompute::kSelective, modules}, {models::Recompute::kFull}};
+  std::vector<RecomputeChoice> choices{
+      {models::Recompute::kNone}, {models::Recompute::kSelective, modules}, {models::Recompute::kFull}};
+  // Each stage its own of the three, where the search splits by time under
+  // the cap (its split is chosen with the settings).
+  if (request.partition == PartitionMethod::kMemory && !request.layer_counts && !request.layout &&
+      request.objective == Objective::kThroughput) {
+    choices.push_back({models::Recompute::kNone, modules, true});
+  }
+  return choices;
 }
 
 }  // namespace pipeplan::planner

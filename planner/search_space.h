@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <map>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -45,12 +46,20 @@ class SearchSpace {
 // request's schedule (with its v, or the v values worth trying), which may
 // be a searched one (ZBAuto).
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
+// The sets `plan --schedule` takes besides a family's name: "searched" (the
+// orders built for a memory budget: ZBAuto, VHalf and VMin) and "auto"
+// (what the search tries by default, and ZBAuto).
+bool is_schedule_set(std::string_view name);
 // Recomputation with, for selective, the modules it recomputes.
 struct RecomputeChoice {
   models::Recompute recompute = models::Recompute::kNone;
   unsigned modules = models::kDefaultRecomputeModules;
+  // Each stage one of none, selective (with `modules`) and full, chosen
+  // with the split (planner/stage_recompute_split.h); `recompute` is none.
+  bool per_stage = false;
 };
-// none, selective (models::default_recompute_modules) and full; or what the
+// none, selective (models::default_recompute_modules) and full, and per
+// stage where the memory partitioner splits for throughput; or what the
 // request fixes (its modules imply selective).
 std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request);
 

@@ -54,13 +54,26 @@ sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const mo
 
 ModelStageCosts build_stage_costs(const LayerTable& table, const models::TrainingShape& shape,
                                   const StageSplit& split, const sim::Schedule& schedule) {
+  return build_stage_costs(std::vector<const LayerTable*>(static_cast<std::size_t>(schedule.stages), &table), shape,
+                           split, schedule);
+}
+
+ModelStageCosts build_stage_costs(const std::vector<const LayerTable*>& stage_tables,
+                                  const models::TrainingShape& shape, const StageSplit& split,
+                                  const sim::Schedule& schedule) {
+  if (stage_tables.size() != static_cast<std::size_t>(schedule.stages)) {
+    throw InputError(fmt::format("{} stages' recomputation given for a schedule of {} stages (p x v)",
+                                 stage_tables.size(), schedule.stages));
+  }
   if (split.stages() != schedule.stages) {
     throw InputError(fmt::format("the split has {} stages but the schedule {} (p x v)", split.stages(), schedule.stages));
   }
-  if (split.layer_count() != table.size()) throw InputError("the split does not cover the model's layers");
+  if (split.layer_count() != stage_tables.front()->size()) {
+    throw InputError("the split does not cover the model's layers");
+  }
   ModelStageCosts result;
   result.costs.stages.reserve(static_cast<std::size_t>(schedule.stages));
-  result.costs.hidden_comm_slowdown = table.hidden_comm_slowdown();
+  result.costs.hidden_comm_slowdown = stage_tables.front()->hidden_comm_slowdown();
   result.static_memory.resize(static_cast<std::size_t>(schedule.ranks));
   const models::StateBytes state = models::state_bytes(shape);
   const models::StateBytes expert_state = models::expert_state_bytes(shape);
@@ -68,6 +81,7 @@ ModelStageCosts build_stage_costs(const LayerTable& table, const models::Trainin
   std::vector<double> fp8_copies(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
     const int i = split.first_layer(stage), j = split.end_layer(stage);
+    const LayerTable& table = *stage_tables[static_cast<std::size_t>(stage)];
     result.costs.stages.push_back(stage_cost(table, i, j, schedule.microbatch_scale));
     const auto rank = static_cast<std::size_t>(schedule.rank_of(stage));
     StaticMemory& memory = result.static_memory[rank];

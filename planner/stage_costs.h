@@ -50,6 +50,12 @@ double stage_static_bytes(const LayerTable& table, const models::TrainingShape& 
 // split's). Times come from the table (the hardware's time model).
 ModelStageCosts build_stage_costs(const LayerTable& table, const models::TrainingShape& shape,
                                   const StageSplit& split, const sim::Schedule& schedule);
+// The same with each stage's layers from its own table (`stage_tables`
+// indexed by stage: per-stage recomputation tables each stage's setting);
+// the tables differ in recomputation only (the shape's other fields).
+ModelStageCosts build_stage_costs(const std::vector<const LayerTable*>& stage_tables,
+                                  const models::TrainingShape& shape, const StageSplit& split,
+                                  const sim::Schedule& schedule);
 
 // Per rank, the names of the layers it holds, chunk by chunk.
 std::vector<std::vector<std::string>> rank_layer_names(const LayerTable& table, const StageSplit& split,

@@ -14,17 +14,13 @@
 #include "planner/megatron_args.h"
 #include "planner/plan_file.h"
 #include "planner/plan_replay.h"
+#include "tests/plan_request_support.h"
 
 namespace pipeplan::planner {
 namespace {
 
 PlanRequest llama70b_four_stages() {
-  PlanRequest request;
-  request.model = models::load_model("llama3-70b");
-  request.hardware = models::load_hardware("h100-sxm");
-  request.gpus = 32;
-  request.global_batch = 32;
-  request.seq_len = 8192;
+  PlanRequest request = testing::plan_request("llama3-70b", "h100-sxm", 32, 32, 8192);
   request.tp = 8;
   request.pp = 4;
   request.micro_batch_size = 1;

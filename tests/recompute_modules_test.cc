@@ -123,9 +123,12 @@ TEST(RecomputeModulesPlan, SearchedSelectiveRecomputesTheExpertsForMixturesOfExp
   planner::PlanRequest request;
   request.model = load_model("mixtral-8x7b");
   std::vector<planner::RecomputeChoice> choices = planner::recompute_choices(request);
-  ASSERT_EQ(choices.size(), 3u);
+  // none, selective, full, and per stage (selective stages with the same modules).
+  ASSERT_EQ(choices.size(), 4u);
   EXPECT_EQ(choices[1].recompute, Recompute::kSelective);
   EXPECT_EQ(choices[1].modules, kCoreAttention | kMoeActivation | kLayerNorm);
+  EXPECT_TRUE(choices[3].per_stage);
+  EXPECT_EQ(choices[3].modules, choices[1].modules);
   request.model = load_model("llama3-8b");
   choices = planner::recompute_choices(request);
   EXPECT_EQ(choices[1].modules, kDefaultRecomputeModules);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "tests/cli_support.h"
@@ -95,6 +96,27 @@ TEST(SearchedScheduleCli, BadLimitsGetOneLine) {
                  "--activation-limit bounds a searched schedule");
   expect_refused("simulate --schedule ZBAuto -p 4 -m 8 --tf 1 --tb 1 --act-bytes 1GiB", "give --tw");
   expect_refused("schedule --schedule ZBAuto -p 4 -m 8", "searched for the stage costs");
+}
+
+TEST(SearchedScheduleCli, PlanTriesTheScheduleSets) {
+  const std::string plan = "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --pp 4 "
+                           "--json --top 50 --schedule ";
+  const CommandResult searched = run(plan + "searched");
+  ASSERT_EQ(searched.code, 0) << searched.err;
+  std::set<std::string> families;
+  const json searched_report = json::parse(searched.out);  // kept: the loop walks a member of it
+  for (const json& candidate : searched_report["top"]) families.insert(candidate["schedule"].get<std::string>());
+  EXPECT_EQ(families, (std::set<std::string>{"VHalf", "VMin", "ZBAuto"}));
+  // auto: the default search's families, and ZBAuto among them (one chunk
+  // per rank, so that the looped ones do not fill the top).
+  const CommandResult all = run(plan + "auto --virtual 1");
+  ASSERT_EQ(all.code, 0) << all.err;
+  families.clear();
+  const json all_report = json::parse(all.out);
+  for (const json& candidate : all_report["top"]) families.insert(candidate["schedule"].get<std::string>());
+  EXPECT_EQ(families.count("ZBAuto"), 1u);
+  EXPECT_EQ(families.count("ZBH1"), 1u);
+  expect_refused(plan + "searchd", "searchd");
 }
 
 }  // namespace
