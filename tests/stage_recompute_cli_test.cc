@@ -37,6 +37,8 @@ TEST(StageRecomputeCli, PlanWritesItAndSimulateReplaysIt) {
   EXPECT_NEAR(report["iteration_time_s"].get<double>(), best["iteration_time_s"].get<double>(),
               1e-9 * best["iteration_time_s"].get<double>());
   EXPECT_FALSE(report.contains("notes")) << report["notes"];
+  // validate runs one setting everywhere: it says so.
+  expect_refused("validate --plan " + plan + " --backend cpu", "recomputes per stage (full,full,full,full,none");
   // One --recompute for every stage replaces the plan's list.
   const json uniform = json::parse(run("simulate --plan " + plan + " --recompute full --json").out);
   EXPECT_EQ(uniform["recompute"], "full");

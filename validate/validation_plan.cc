@@ -20,6 +20,11 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
   plan.path = plan_path;
   plan.file = planner::read_plan_yaml(plan_path);
   const planner::PlanCandidate& candidate = plan.file.plan;
+  if (!candidate.stage_recompute.empty()) {
+    throw InputError(fmt::format("validate runs one recomputation on every stage, and the plan recomputes per stage "
+                                 "({}): plan with --recompute none, selective or full",
+                                 models::stage_recompute_name(candidate.stage_recompute)));
+  }
   const int plan_ranks = candidate.tp * candidate.cp * candidate.pp * candidate.dp;
   if (plan_ranks != launched_ranks) {
     throw InputError(
