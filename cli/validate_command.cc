@@ -18,6 +18,7 @@
 #include "validate/cuda/cuda_execution.h"
 #include "validate/plan_profile.h"
 #include "validate/rank_execution.h"
+#include "validate/searched_order_share.h"
 #include "validate/validation_plan.h"
 #include "validate/world.h"
 
@@ -98,7 +99,7 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
                                  options.inject_stall, world.ranks() - 1));
   }
   profiler::keep_freed_memory();
-  const validate::ValidationPlan plan = validate::prepare_validation(options.plan, world.ranks(), options.backend);
+  validate::ValidationPlan plan = validate::prepare_validation(options.plan, world.ranks(), options.backend);
   std::optional<profiler::Profile> given;
   if (options.profile) given = profiler::read_profile_yaml(*options.profile);
   // On GPUs the device memory is checked (the plan's hardware); on CPUs also this host's.
@@ -123,6 +124,8 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
     predicted = validate::predict(plan, given ? &*given : &*measured, profile_name);
     validate::check_memory(plan, *predicted, available);
   }
+  // A searched order is the one rank 0's prediction replayed, for the costs measured.
+  if (plan.searched_order) validate::share_searched_order(plan, predicted ? &*predicted : nullptr, world.transport());
 
   validate::ExecutionSettings settings;
   settings.iterations = options.iterations;

@@ -81,7 +81,7 @@ TEST_P(ValidateCli, GradientsMatchAndTheComparisonIsWritten) {
 
 INSTANTIATE_TEST_SUITE_P(Schedules, ValidateCli,
                          ::testing::Values(std::make_pair("1F1B", 1), std::make_pair("ZBH1", 1),
-                                           std::make_pair("Interleaved1F1B", 2)),
+                                           std::make_pair("Interleaved1F1B", 2), std::make_pair("ZBAuto", 1)),
                          [](const auto& info) { return std::string(info.param.first); });
 
 class ValidateCliFaults : public ValidateCli {};

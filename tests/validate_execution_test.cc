@@ -23,6 +23,7 @@
 #include "validate/comparison.h"
 #include "validate/p2p_links.h"
 #include "validate/rank_execution.h"
+#include "validate/searched_order_share.h"
 #include "validate/stage_runner.h"
 #include "validate/thread_transport.h"
 #include "tests/sim_test_support.h"
@@ -303,6 +304,24 @@ TEST(GradientTolerance, TravelsWithTheCheck) {
   comparison.gradients->tolerance = kGradientTolerance;
   EXPECT_FALSE(gradients_passed(comparison));
   EXPECT_NE(comparison_summary(comparison).find("DIFFER"), std::string::npos);
+}
+
+// A searched order travels from rank 0 as doubles: every action, paired
+// passes included, comes back as it went; values that do not fill the
+// ranks are refused.
+TEST(SearchedOrderShare, PackedOrdersUnpackAlike) {
+  for (const char* name : {"ZBH1", "DualPipeV"}) {
+    const sim::Schedule order = sim::generate_schedule(name, {4, 8, 0, 0});
+    sim::Schedule shape = order;
+    shape.actions.clear();
+    const std::vector<double> values = pack_order(order);
+    EXPECT_EQ(unpack_order(values, shape).actions, order.actions) << name;
+    std::vector<double> short_values(values.begin(), values.end() - 1);
+    EXPECT_THROW(unpack_order(short_values, shape), std::logic_error) << name;
+    std::vector<double> long_values = values;
+    long_values.push_back(0);
+    EXPECT_THROW(unpack_order(long_values, shape), std::logic_error) << name;
+  }
 }
 
 }  // namespace

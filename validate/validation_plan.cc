@@ -11,6 +11,7 @@
 #include "planner/plan_replay.h"
 #include "sim/generators/registry.h"
 #include "sim/lowering.h"
+#include "sim/search/searched_schedule.h"
 
 namespace pipeplan::validate {
 
@@ -41,8 +42,14 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
   plan.model = models::load_model(plan.file.model);
   plan.hardware = models::load_hardware(plan.file.hardware);
   plan.shape = planner::candidate_shape(candidate, plan.file.seq_len);
+  // A searched order is known only with the costs it is searched for: its
+  // shape now, the order once rank 0 has predicted (share_searched_order).
+  plan.searched_order = sim::is_searched(sim::find_schedule_family(candidate.schedule));
   const sim::Schedule schedule =
-      sim::generate_schedule(candidate.schedule, {candidate.pp, candidate.microbatches, candidate.virtual_stages, 0});
+      plan.searched_order
+          ? sim::searched_schedule_shape(candidate.schedule, candidate.pp, candidate.microbatches)
+          : sim::generate_schedule(candidate.schedule,
+                                   {candidate.pp, candidate.microbatches, candidate.virtual_stages, 0});
   const double scale = schedule.microbatch_scale;
   if (scale != std::round(scale)) throw InputError("the schedule's micro-batch scale is not a whole number");
   plan.shape.micro_batch_size *= static_cast<int>(scale);
@@ -65,7 +72,8 @@ planner::ModelSimulation predict(const ValidationPlan& plan, const profiler::Pro
   file.profile = profile_file;
   sim::SimulationOptions options;
   options.record_timeline = true;
-  return planner::replay_plan(file, plan.model, plan.hardware, options, profile);
+  // The plan's cap: a searched order is searched within it, as plan did.
+  return planner::replay_plan(file, plan.model, plan.hardware, options, profile, plan.file.memory_cap_bytes);
 }
 
 void check_memory(const ValidationPlan& plan, const planner::ModelSimulation& predicted, std::int64_t available_bytes) {

@@ -22,8 +22,9 @@ struct ValidationPlan {
   models::ModelConfig model;
   models::HardwareConfig hardware;
   models::TrainingShape shape;  // of one schedule micro-batch (the naive schedule's carries the whole batch)
-  sim::Schedule lowered;
+  sim::Schedule lowered;  // a searched order's: its shape, without actions, until shared
   planner::StageSplit split{std::vector<int>{0, 1}};
+  bool searched_order = false;  // ZBAuto: the order comes from rank 0's prediction
 };
 
 // Reads the plan and refuses, with the fix named, what cannot run here:
