@@ -58,7 +58,7 @@ struct YamlKey {
   std::optional<std::string> CostInputs::*field;
 };
 
-constexpr std::array<YamlKey, 11> kYamlKeys{{
+constexpr std::array<YamlKey, 12> kYamlKeys{{
     {"tf", &CostInputs::tf},
     {"tb", &CostInputs::tb},
     {"tw", &CostInputs::tw},
@@ -70,6 +70,7 @@ constexpr std::array<YamlKey, 11> kYamlKeys{{
     {"link-bandwidth", &CostInputs::link_bandwidth},
     {"inter-node-bandwidth", &CostInputs::inter_node_bandwidth},
     {"inter-node-latency", &CostInputs::inter_node_latency},
+    {"host-bandwidth", &CostInputs::host_bandwidth},
 }};
 
 std::string normalise_key(std::string key) {
@@ -174,6 +175,8 @@ void add_cost_options(CLI::App& command, CostInputs& inputs) {
                      "Bandwidth between nodes [default: --link-bandwidth]");
   command.add_option("--inter-node-latency", inputs.inter_node_latency,
                      "Latency between nodes, ms [default: --tcomm]");
+  command.add_option("--host-bandwidth", inputs.host_bandwidth,
+                     "With --offload: each rank's link to host memory per direction, e.g. '50GB/s'");
 }
 
 std::string costs_yaml_keys() {
@@ -225,6 +228,10 @@ ResolvedCosts resolve_costs(const CostInputs& given) {
   }
   if (inputs.inter_node_latency) {
     topology.inter_node.latency_s = parse_duration_s(*inputs.inter_node_latency, "--inter-node-latency", kMillisecond);
+  }
+  if (inputs.host_bandwidth) {
+    topology.host = {0.0, parse_bandwidth(*inputs.host_bandwidth, "--host-bandwidth")};
+    if (topology.host.bandwidth_bytes_per_s <= 0) throw InputError("--host-bandwidth must be > 0");
   }
   for (const sim::LinkSpec* link : {&topology.intra_node, &topology.inter_node}) {
     if (link->bandwidth_bytes_per_s <= 0) throw InputError("link bandwidths must be > 0");

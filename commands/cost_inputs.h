@@ -17,6 +17,7 @@ struct CostInputs {
   std::optional<std::string> tf, tb, tw, tcomm;
   std::optional<std::string> act_bytes, wgrad_bytes, static_bytes, p2p_bytes;
   std::optional<std::string> link_bandwidth, inter_node_bandwidth, inter_node_latency;
+  std::optional<std::string> host_bandwidth;  // each rank's host link, for --offload
   std::optional<int> ranks_per_node;
   std::optional<std::string> costs_file;
 };

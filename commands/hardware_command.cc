@@ -73,6 +73,7 @@ nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
           {"gpus_per_node", hw.gpus_per_node},
           {"node_link", link(hw.node_link)},
           {"network", link(hw.network)},
+          {"host_link", {{"bandwidth_bytes_per_s", hw.host_link.bandwidth}, {"latency_s", hw.host_link.latency_s}}},
           {"layer_overhead_s", hw.layer_overhead_s},
           {"pass_overhead_s", hw.pass_overhead_s},
           {"nodes", hw.nodes}};
@@ -93,6 +94,10 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   text += fmt::format("  elementwise    {}\n", curve(gpu.memory, "HBM bandwidth", format_bytes(gpu.memory.half_size)));
   text += fmt::format("  node           {} GPUs, {}\n", hw.gpus_per_node, link(hw.node_link));
   text += fmt::format("  network        {}\n", link(hw.network));
+  text += fmt::format("  host link      {}\n",
+                      hw.host_link.bandwidth > 0 ? fmt::format("{} per GPU per direction, latency {} (offload copies)",
+                                                               rate(hw.host_link.bandwidth), micros(hw.host_link.latency_s))
+                                                 : "none described");
   text += fmt::format(
       "  runtime        {} per layer and {} per model chunk, each forward or backward pass, outside "
       "the kernels\n",

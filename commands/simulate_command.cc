@@ -31,9 +31,9 @@ const std::vector<std::string_view> kScheduleShape{"schedule", "stages", "microb
                                                    "microbatch-group-size", "activation-limit"};
 const std::vector<std::string_view> kGivenCosts{"tf", "tb", "tw", "tcomm", "costs", "act-bytes", "wgrad-bytes",
                                                 "static-bytes", "p2p-bytes", "link-bandwidth", "ranks-per-node",
-                                                "inter-node-bandwidth", "inter-node-latency"};
+                                                "inter-node-bandwidth", "inter-node-latency", "host-bandwidth"};
 const std::vector<std::string_view> kOneRun{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
-                                           "gantt", "trace", "svg", "window", "csv-out"};
+                                           "gantt", "trace", "svg", "window", "csv-out", "offload"};
 const std::vector<std::string_view> kComparison{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
                                                "svg", "window"};
 
@@ -122,6 +122,9 @@ CommandOutput compare_given_times(const ScheduleSource& source, const ResolvedCo
 CommandOutput simulate_given_times(const SimulateOptions& options) {
   const ResolvedCosts costs = resolve_costs(options.costs);
   const SimulateOutputs& outputs = options.outputs;
+  if (costs.topology.has_host_link() && !outputs.offload) {
+    throw InputError("--host-bandwidth prices the copies of --offload: add --offload or drop it");
+  }
   const auto& kept = costs.rank_costs.activation_bytes;
   if (options.source.activation_limit && std::all_of(kept.begin(), kept.end(), [](auto b) { return b <= 0; })) {
     throw InputError("--activation-limit bounds the activations a searched order keeps, and these costs keep none: "

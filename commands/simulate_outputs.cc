@@ -36,6 +36,10 @@ void add_simulate_output_options(CLI::App& command, SimulateOutputs& outputs) {
   command.add_option("--csv-out", outputs.csv_file,
                      "Write the order simulated (compute actions, one row per rank) as a PyTorch schedule CSV, "
                      "which torch.distributed.pipelining's _PipelineScheduleRuntime loads");
+  command.add_flag("--offload", outputs.offload,
+                   "Offload each micro-batch's activations that wait for their backward to host memory over the "
+                   "GPU's host link, reloading them one compute action ahead (PipeOffload): the hardware's "
+                   "host_link, or --host-bandwidth with given times");
   command.add_option("--window", outputs.window,
                      "With --svg: draw only this part of the timeline, START:END as times ('20ms:80ms') or shares "
                      "of it ('0%:25%')");
@@ -47,6 +51,7 @@ sim::SimulationOptions simulation_options(const SimulateOutputs& outputs, bool a
   options.record_timeline = ascii_gantt || outputs.trace_file || outputs.svg_file;
   if (outputs.recv_placement) options.recv_placement = sim::parse_recv_placement(*outputs.recv_placement);
   options.pair_overlapped = !from_csv;
+  options.offload_activations = outputs.offload;
   if (outputs.overlap_f_b) {
     if (*outputs.overlap_f_b != "together" && *outputs.overlap_f_b != "sequential") {
       throw InputError(fmt::format("--overlap-f-b '{}': use together or sequential", *outputs.overlap_f_b));

@@ -186,6 +186,12 @@ void read_node(const YAML::Node& node, const std::string& file, HardwareConfig& 
   read(node, "bus_bandwidth", file, "node", config.node_link.bus_bandwidth, parse_bandwidth);
 }
 
+void read_host_link(const YAML::Node& node, const std::string& file, LinkSpec& host) {
+  check_keys(node, file, "host_link", {"bandwidth", "latency"});
+  read(node, "bandwidth", file, "host_link", host.bandwidth, parse_bandwidth);
+  read(node, "latency", file, "host_link", host.latency_s, parse_seconds);
+}
+
 void read_network(const YAML::Node& node, const std::string& file, LinkSpec& network) {
   check_keys(node, file, "network", {"bandwidth", "latency", "bus_bandwidth"});
   read(node, "bandwidth", file, "network", network.bandwidth, parse_bandwidth);
@@ -261,7 +267,7 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
                          root.IsNull() ? "the file is empty: " : ""));
   }
   check_keys(root, file, "the hardware file",
-             {"name", "aliases", "source", "base", "gpu", "node", "network", "nodes", "runtime"});
+             {"name", "aliases", "source", "base", "gpu", "node", "network", "host_link", "nodes", "runtime"});
   HardwareConfig config = root["base"] ? load_base(root["base"], file, depth) : HardwareConfig{};
   // The name is the file's own, never the base's.
   config.name = root["name"] ? scalar_text(root["name"], file, "name") : fs::path(file).stem().string();
@@ -271,6 +277,7 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
   if (root["gpu"]) read_gpu(root["gpu"], file, config.gpu);
   if (root["node"]) read_node(root["node"], file, config);
   if (root["network"]) read_network(root["network"], file, config.network);
+  if (root["host_link"]) read_host_link(root["host_link"], file, config.host_link);
   if (root["gpu"] && root["gpu"]["efficiency"] && root["gpu"]["efficiency"]["matmul"]) config.matmul_given = true;
   if (const YAML::Node runtime = root["runtime"]) {
     config.runtime_given = true;

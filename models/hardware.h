@@ -74,6 +74,9 @@ struct HardwareConfig {
   int gpus_per_node = 8;
   LinkSpec node_link;  // between two GPUs of one node (NVLink), per GPU
   LinkSpec network;    // between nodes, per GPU (one NIC each)
+  // Each GPU to its host's memory (PCIe, or NVLink-C2C), per direction:
+  // what activation offload copies over; bandwidth 0: none described.
+  LinkSpec host_link;
   int nodes = 0;       // 0: as many as asked for
   // What the framework spends outside the kernels, per micro-batch:
   // layer_overhead per transformer layer per forward and backward pass (the

@@ -47,6 +47,7 @@ sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const mo
   sim::Topology topology;
   topology.intra_node = {hardware.node_link.latency_s, hardware.node_link.bandwidth};
   topology.inter_node = {hardware.network.latency_s, hardware.network.bandwidth};
+  topology.host = {hardware.host_link.latency_s, hardware.host_link.bandwidth};
   const int stride = shape.tp * shape.cp * shape.dp;
   topology.ranks_per_node = std::max(1, hardware.gpus_per_node / std::max(1, stride));
   return topology;

@@ -52,6 +52,8 @@ std::string_view kind_name(OpKind kind) {
     case OpKind::kRecvForward: return "RECV_F";
     case OpKind::kSendBackward: return "SEND_B";
     case OpKind::kRecvBackward: return "RECV_B";
+    case OpKind::kOffload: return "OFFLOAD";
+    case OpKind::kReload: return "RELOAD";
   }
   return "?";
 }

@@ -19,6 +19,10 @@ enum class OpKind : std::uint8_t {
   kRecvForward,     // RECV_F: receive this stage's input from stage - 1
   kSendBackward,    // SEND_B: send this stage's input gradient to stage - 1
   kRecvBackward,    // RECV_B: receive the output gradient from stage + 1
+  // Activation offload (sim/offload.h): copies over the GPU's host link,
+  // placed by the simulator, not written in schedules (no PyTorch action).
+  kOffload,  // OFFLOAD: copy the stage's activations of the micro-batch to host memory
+  kReload,   // RELOAD: copy them back for its backward
 };
 
 struct Action {
@@ -34,7 +38,9 @@ struct Action {
 };
 
 constexpr bool is_compute(OpKind kind) { return kind <= OpKind::kBackwardWeight; }
-constexpr bool is_comm(OpKind kind) { return !is_compute(kind); }
+constexpr bool is_host_copy(OpKind kind) { return kind == OpKind::kOffload || kind == OpKind::kReload; }
+// Stage-to-stage communication (SEND/RECV).
+constexpr bool is_comm(OpKind kind) { return !is_compute(kind) && !is_host_copy(kind); }
 // Actions that produce the gradient sent to the previous stage.
 constexpr bool produces_input_grad(OpKind kind) {
   return kind == OpKind::kBackward || kind == OpKind::kBackwardInput;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 namespace pipeplan::sim {
@@ -97,6 +98,10 @@ class GraphBuilder {
       case OpKind::kRecvBackward:
         add_edge(index_.find(s + 1, mb, OpKind::kSendBackward), self, blocking ? 0 : transfer_time_s(s + 1, s));
         break;
+      case OpKind::kOffload:
+      case OpKind::kReload:
+        // Placed by simulate() after the graph's checks (sim/offload.h).
+        throw std::logic_error("host copies are not in the dependency graph");
     }
   }
 

@@ -15,9 +15,11 @@ namespace {
 constexpr std::int64_t kNotWaiting = -1;
 constexpr double kNotReady = -1.0;
 
-// Inputs a compute action can wait for: the activation from the previous
-// stage or the gradient from the next one, keyed by (stage, mb, direction).
-enum Direction : std::int64_t { kActivation = 0, kGradient = 1 };
+// Data a rank can wait for, keyed by (stage, mb, kind): the activation from
+// the previous stage, the gradient from the next one, and an offloaded
+// micro-batch's activations on the host and back on the device.
+enum Direction : std::int64_t { kActivation = 0, kGradient = 1, kOffloaded = 2, kReloaded = 3 };
+constexpr std::int64_t kDataKinds = 4;
 
 struct Transfer {
   std::int64_t data_key;
@@ -53,8 +55,10 @@ class Engine {
   Engine(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology, const EngineOptions& options,
          std::span<EngineObserver* const> observers)
       : schedule_(schedule), costs_(costs), options_(options), observers_(observers) {
-    ready_.assign(static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches) * 2,
-                  kNotReady);
+    const auto slots = static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches);
+    ready_.assign(slots * kDataKinds, kNotReady);
+    reloading_.assign(slots, 0);
+    reload_pending_.assign(slots, 0);
     durations_.reserve(static_cast<std::size_t>(schedule.stages) * kComputeKinds);
     for (const StageCost& stage : costs.stages) {
       for (int kind = 0; kind < kComputeKinds; ++kind) {
@@ -110,11 +114,22 @@ class Engine {
         backward_link_[static_cast<std::size_t>(stage)] = link_for(rank, schedule_.rank_of(stage - 1));
       }
     }
+    // Each GPU's host link, a resource per direction.
+    if (!topology.has_host_link()) return;
+    for (int rank = 0; rank < schedule_.ranks; ++rank) {
+      for (std::vector<int>* links : {&offload_link_, &reload_link_}) {
+        links->push_back(static_cast<int>(links_.size()));
+        Link link;
+        link.spec = topology.host;
+        links_.push_back(std::move(link));
+      }
+    }
   }
 
   std::int64_t data_key(int stage, int mb, Direction direction) const {
-    return (static_cast<std::int64_t>(stage) * schedule_.microbatches + mb) * 2 + direction;
+    return slot(stage, mb) * kDataKinds + direction;
   }
+  std::int64_t slot(int stage, int mb) const { return static_cast<std::int64_t>(stage) * schedule_.microbatches + mb; }
   bool is_ready(std::int64_t key) const { return ready_[static_cast<std::size_t>(key)] != kNotReady; }
 
   // The input a compute action waits for, or kNotWaiting if none.
@@ -128,11 +143,21 @@ class Engine {
     return kNotWaiting;
   }
 
-  // True (and the rank marked waiting) if the action's input has not arrived.
+  // True (and the rank marked waiting) if the action's input has not
+  // arrived, or, for the backward of an offloaded micro-batch, its
+  // activations are not back.
   bool wait_for_input(RankState& state, const Action& action) {
     const std::int64_t key = input_of(action);
-    if (key == kNotWaiting || is_ready(key)) return false;
-    state.waiting_for = key;
+    if (key != kNotWaiting && !is_ready(key)) {
+      state.waiting_for = key;
+      return true;
+    }
+    if (!produces_input_grad(action.kind) || !reloading_[static_cast<std::size_t>(slot(action.stage, action.microbatch))]) {
+      return false;
+    }
+    const std::int64_t back = data_key(action.stage, action.microbatch, kReloaded);
+    if (is_ready(back)) return false;
+    state.waiting_for = back;
     return true;
   }
 
@@ -151,6 +176,13 @@ class Engine {
             state.wait_start_s = now_;
             return;
           }
+          ++state.pc;
+          ++executed_;
+          continue;
+        case OpKind::kOffload:
+        case OpKind::kReload:
+          // Copies run beside the compute: the stream moves on.
+          issue_host_copy(rank, action);
           ++state.pc;
           ++executed_;
           continue;
@@ -244,6 +276,45 @@ class Engine {
     }
   }
 
+  // An OFFLOAD goes on the rank's device-to-host link at once; a RELOAD on
+  // its host-to-device link once its OFFLOAD has arrived.
+  void issue_host_copy(int rank, const Action& copy) {
+    if (offload_link_.empty()) {
+      throw ScheduleError(fmt::format("rank {}: {} needs a host link, and the topology has none", rank, to_string(copy)));
+    }
+    const auto index = static_cast<std::size_t>(slot(copy.stage, copy.microbatch));
+    if (copy.kind == OpKind::kOffload) {
+      reloading_[index] = 1;
+      queue_host_copy(rank, copy);
+    } else if (is_ready(data_key(copy.stage, copy.microbatch, kOffloaded))) {
+      queue_host_copy(rank, copy);
+    } else {
+      reload_pending_[index] = 1;
+    }
+  }
+
+  void queue_host_copy(int rank, const Action& copy) {
+    const bool offload = copy.kind == OpKind::kOffload;
+    const int link_id = (offload ? offload_link_ : reload_link_)[static_cast<std::size_t>(rank)];
+    Link& link = links_[static_cast<std::size_t>(link_id)];
+    const std::int64_t bytes = costs_.stages[static_cast<std::size_t>(copy.stage)].activation_bytes;
+    const Transfer transfer{data_key(copy.stage, copy.microbatch, offload ? kOffloaded : kReloaded),
+                            rank,
+                            rank,
+                            copy,
+                            bytes,
+                            now_,
+                            now_,
+                            link.spec.transfer_time_s(bytes)};
+    const TransferRecord record{link_id, rank, rank, copy, bytes, now_, now_, now_};
+    for (EngineObserver* observer : observers_) observer->on_host_copy_issue(record);
+    if (link.busy) {
+      link.queue.push_back(transfer);
+    } else {
+      start_transfer(link_id, transfer);
+    }
+  }
+
   void start_transfer(int link_id, Transfer transfer) {
     Link& link = links_[static_cast<std::size_t>(link_id)];
     transfer.start_s = now_;
@@ -268,8 +339,16 @@ class Engine {
       }
     }
     deliver(done.data_key, done.dst_rank);
+    // A reload that waited for this offload goes now.
+    if (done.send.kind == OpKind::kOffload) {
+      const auto index = static_cast<std::size_t>(slot(done.send.stage, done.send.microbatch));
+      if (reload_pending_[index]) {
+        reload_pending_[index] = 0;
+        queue_host_copy(done.src_rank, {done.send.stage, done.send.microbatch, OpKind::kReload, false});
+      }
+    }
     RankState& sender = ranks_[static_cast<std::size_t>(done.src_rank)];
-    if (sender.waiting_for_send) {
+    if (!is_host_copy(done.send.kind) && sender.waiting_for_send) {
       sender.waiting_for_send = false;
       report_wait(done.src_rank);
       advance(done.src_rank);
@@ -317,6 +396,10 @@ class Engine {
   static constexpr int kComputeKinds = 4;  // F, B, I, W lead the OpKind enum
   std::vector<double> durations_;           // [stage][compute kind]
   std::vector<double> ready_;
+  std::vector<char> reloading_;       // per (stage, mb): offloaded, its backward waits for the reload
+  std::vector<char> reload_pending_;  // per (stage, mb): its RELOAD waits for the OFFLOAD to arrive
+  std::vector<int> offload_link_;     // per rank: device to host
+  std::vector<int> reload_link_;      // per rank: host to device
   std::vector<RankState> ranks_;
   std::vector<Link> links_;
   std::vector<int> forward_link_;

@@ -27,7 +27,7 @@ struct TransferRecord {
   std::int64_t bytes = 0;
   double issue_s = 0;  // when the sender issued it
   double start_s = 0;  // when the link took it (after queued transfers)
-  double end_s = 0;    // arrival
+  double end_s = 0;    // arrival (a host copy's src and dst are its rank)
 };
 
 // Time a rank's stream spends blocked in a SEND or RECV (only without
@@ -46,6 +46,9 @@ class EngineObserver {
   virtual void on_compute_start(const ComputeRecord&) {}
   virtual void on_compute_end(const ComputeRecord&) {}
   virtual void on_transfer(const TransferRecord&) {}
+  // An OFFLOAD or RELOAD put on the rank's host link (src and dst the
+  // rank; end_s not yet known); on_transfer follows when it lands.
+  virtual void on_host_copy_issue(const TransferRecord&) {}
   virtual void on_comm_wait(const CommWaitRecord&) {}
 };
 

@@ -89,6 +89,8 @@ class Replay {
       case OpKind::kSendBackward: return has(s, m, OpKind::kBackwardInput) || has(s, m, OpKind::kBackward);
       case OpKind::kRecvForward: return s > 0 && has(s - 1, m, OpKind::kSendForward);
       case OpKind::kRecvBackward: return s < last && has(s + 1, m, OpKind::kSendBackward);
+      case OpKind::kOffload:
+      case OpKind::kReload: return false;  // not PyTorch's actions: never in its CSVs
     }
     return false;
   }

@@ -10,6 +10,7 @@
 #include "sim/engine.h"
 #include "sim/lowering.h"
 #include "sim/memory_observer.h"
+#include "sim/offload.h"
 #include "sim/program_replay.h"
 #include "sim/usage_observer.h"
 #include "sim/validation.h"
@@ -91,6 +92,7 @@ void fill_rank_reports(const Schedule& schedule, const PipelineCosts& costs, con
     rank_report.peak_logits_bytes = mem.logits_at_peak_bytes;
     rank_report.static_bytes = costs.static_bytes[static_cast<std::size_t>(rank)];
     rank_report.peak_memory_bytes = rank_report.static_bytes + mem.peak_activation_bytes;
+    rank_report.peak_host_bytes = mem.peak_host_bytes;
     report.cost_s = std::max(report.cost_s, rank_report.span_s);
     report.ideal_s = std::max(report.ideal_s, use.busy_s);
     busy_total += use.busy_s;
@@ -173,7 +175,12 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   // Blocking communication, traces and charts (which show the transfers)
   // and queued links take the engine; blocking SENDs also need the lowered
   // graph for the path.
-  const bool replay_first = compute_form && (options.validate || options.overlap_comm);
+  if (options.offload_activations && !topology.has_host_link()) {
+    throw InputError("activation offload copies over each GPU's host link, and none is given (the hardware's "
+                     "host_link, or --host-bandwidth)");
+  }
+  const bool replay_first =
+      compute_form && (options.validate || options.overlap_comm) && !options.offload_activations;
   if (replay_first) {
     CriticalPath path;
     LinkUse links;
@@ -209,6 +216,13 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   // them), then unpaired if the halves run in turn.
   Schedule lowered = lower_communication(schedule, options.recv_placement);
   if (!options.pair_overlapped) unpair(lowered);
+  if (options.offload_activations) {
+    lowered = add_host_copies(lowered);
+    for (const auto& actions : lowered.actions) {
+      report.host_copies += static_cast<std::size_t>(
+          std::count_if(actions.begin(), actions.end(), [](const Action& a) { return is_host_copy(a.kind); }));
+    }
+  }
   report.compute_actions = lowered.compute_action_count();
   report.actions = lowered.action_count();
   const EngineResult result = run_engine(lowered, costs, topology, {options.overlap_comm}, observers);
@@ -216,7 +230,8 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
   report.transfers = result.transfers;
   report.links = result.links;
   fill_rank_reports(schedule, costs, usage, memory, report);
-  if (options.compute_critical_path && !(compute_form && options.overlap_comm)) {
+  // The dependency graph has no host copies: with offload no path is given.
+  if (options.compute_critical_path && !(compute_form && options.overlap_comm) && !options.offload_activations) {
     fill_critical_path(lowered, ActionIndex(lowered), costs, topology, options.overlap_comm, report);
   }
   if (options.record_timeline) {

@@ -35,6 +35,9 @@ struct SimulationOptions {
   // both inputs are there; false runs its halves one after the other, each
   // waiting for its own input, as PyTorch's default runtime does.
   bool pair_overlapped = true;
+  // Offload waiting activations to host memory over the topology's host
+  // link (sim/offload.h); runs the engine, without a critical path.
+  bool offload_activations = false;
 };
 
 struct RankReport {
@@ -51,6 +54,7 @@ struct RankReport {
   std::int64_t peak_logits_bytes = 0;  // the logits share of peak_activation_bytes
   std::int64_t static_bytes = 0;
   std::int64_t peak_memory_bytes = 0;  // static + peak activations
+  std::int64_t peak_host_bytes = 0;    // offloaded activations held in host memory at most
 };
 
 
@@ -73,8 +77,9 @@ struct SimulationReport {
 
   std::size_t compute_actions = 0;
   std::size_t actions = 0;  // lowered, comm included
-  std::size_t transfers = 0;
-  int links = 0;
+  std::size_t transfers = 0;  // host copies included
+  int links = 0;              // host links included
+  std::size_t host_copies = 0;  // OFFLOAD and RELOAD (SimulationOptions::offload_activations)
   std::vector<RankReport> ranks_detail;
   // Per stage: when its first forward starts and when its weight gradients
   // are final (its last B or W ends).

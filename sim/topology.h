@@ -22,6 +22,11 @@ struct Topology {
   LinkSpec intra_node;      // between ranks of one node (all ranks when ranks_per_node == 0)
   LinkSpec inter_node;      // between nodes
   int ranks_per_node = 0;   // 0: every rank pair has its own links
+  // Each GPU's copies to and from host memory (PCIe or C2C), each
+  // direction a link of its own; none (bandwidth 0) unless the hardware
+  // describes one.
+  LinkSpec host{0.0, 0.0};
+  bool has_host_link() const { return host.bandwidth_bytes_per_s > 0; }
 
   bool same_node(int a, int b) const { return ranks_per_node <= 0 || a / ranks_per_node == b / ranks_per_node; }
   const LinkSpec& spec(int src, int dst) const { return same_node(src, dst) ? intra_node : inter_node; }

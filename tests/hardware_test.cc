@@ -78,6 +78,10 @@ TEST(Hardware, EveryBuiltinGpuMatchesItsDatasheet) {
     EXPECT_DOUBLE_EQ(hw.node_link.bandwidth, sheet->second.nvlink_per_direction);
     EXPECT_EQ(hw.gpus_per_node, 8);
     EXPECT_DOUBLE_EQ(hw.network.bandwidth, 50e9);
+    // The host link: 80 % of PCIe 4.0 x16 (A100) or 5.0 x16 per direction,
+    // 31.5 and 63 GB/s after 128b/130b coding.
+    const double pcie = name.starts_with("a100") || name.starts_with("dgx-a100") ? 31.5e9 : 63e9;
+    EXPECT_NEAR(hw.host_link.bandwidth, 0.8 * pcie, 0.01 * pcie);
     EXPECT_GT(hw.gpu.usable_memory_bytes(), 0);
     EXPECT_LT(hw.gpu.usable_memory_bytes(), hw.gpu.memory_bytes);
   }
@@ -90,6 +94,7 @@ TEST(Hardware, CpuRanksDescribeOneCoreEach) {
   EXPECT_DOUBLE_EQ(cpu.gpu.peak_flops_bf16, cpu.gpu.peak_flops_fp32);
   EXPECT_DOUBLE_EQ(cpu.gpu.peak_flops_fp32, 96e9);  // 3 GHz x 32 fp32 FLOP per cycle
   EXPECT_EQ(cpu.gpu.usable_memory_bytes(), 11LL << 30);
+  EXPECT_EQ(cpu.host_link.bandwidth, 0);  // ranks in host memory: nothing to offload to
 }
 
 TEST(Hardware, ClusterFilesOnlyAddANodeCount) {

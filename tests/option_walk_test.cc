@@ -153,6 +153,8 @@ const Args kSimulate{
     {"explain", "--explain"},
     {"activation-limit", "--activation-limit 1"},
     {"csv-out", "--csv-out {file}"},
+    {"offload", "--offload"},
+    {"host-bandwidth", "--host-bandwidth 1GB/s"},
 };
 
 TEST(OptionWalk, SimulateWithGivenTimes) {

@@ -119,6 +119,10 @@ void BasicStageRunner<Backend>::execute(const sim::Action& action, Channel& chan
       }
       break;
     }
+    case sim::OpKind::kOffload:
+    case sim::OpKind::kReload:
+      // Only the simulator places host copies; plans carry none.
+      throw std::logic_error("validate runs no activation offload");
   }
 }
 

@@ -172,7 +172,7 @@ void add_memory(const Timeline& timeline, Json& events) {
                         {"pid", static_cast<int>(rank)},
                         {"tid", kComputeTid},
                         {"ts", to_us(sample.time_s)},
-                        {"args", {{"bytes", sample.activation_bytes}}}});
+                        {"args", {{"bytes", sample.activation_bytes}, {"on host", sample.host_bytes}}}});
     }
   }
 }

@@ -21,6 +21,7 @@ nlohmann::ordered_json rank_to_json(const RankReport& rank) {
       {"peak_activation_bytes", rank.peak_activation_bytes},
       {"static_bytes", rank.static_bytes},
       {"peak_memory_bytes", rank.peak_memory_bytes},
+      {"peak_host_bytes", rank.peak_host_bytes},
   };
 }
 
@@ -59,6 +60,7 @@ nlohmann::ordered_json report_to_json(const SimulationReport& report) {
       {"actions", report.actions},
       {"transfers", report.transfers},
       {"links", report.links},
+      {"host_copies", report.host_copies},
   };
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankReport& rank : report.ranks_detail) ranks.push_back(rank_to_json(rank));

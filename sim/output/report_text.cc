@@ -17,7 +17,11 @@ std::string headline(const SimulationReport& report) {
   text += fmt::format("  iteration time (cost)  {:>12}   largest rank span; makespan {}\n", format_ms(report.cost_s),
                       format_ms(report.makespan_s));
   text += fmt::format("  ideal (busiest rank)   {:>12}\n", format_ms(report.ideal_s));
-  text += fmt::format("  critical path          {:>12}   uncontended links\n", format_ms(report.critical_path_s));
+  if (report.host_copies > 0) {
+    text += "  critical path              none   host copies are not in its graph\n";
+  } else {
+    text += fmt::format("  critical path          {:>12}   uncontended links\n", format_ms(report.critical_path_s));
+  }
   text += fmt::format("  bubble rate            {:>10.2f} %   1 - busy / (ranks x cost)\n", report.bubble_rate * 100);
   text += fmt::format("  bubble over ideal      {:>10.2f} %   (cost - ideal) / ideal\n",
                       report.bubble_over_ideal * 100);
@@ -26,13 +30,17 @@ std::string headline(const SimulationReport& report) {
   return text;
 }
 
+// With offload, a column of what each rank held in host memory at most.
 std::string rank_table(const SimulationReport& report) {
-  std::string text = fmt::format("  {:>5} {:>12} {:>12} {:>12} {:>9} {:>12} {:>12}\n", "rank", "busy ms", "idle ms",
-                                 "span ms", "in-flight", "peak act", "peak memory");
+  const bool offload = report.host_copies > 0;
+  std::string text = fmt::format("  {:>5} {:>12} {:>12} {:>12} {:>9} {:>12} {:>12}{}\n", "rank", "busy ms", "idle ms",
+                                 "span ms", "in-flight", "peak act", "peak memory",
+                                 offload ? fmt::format(" {:>12}", "on host") : "");
   for (const RankReport& rank : report.ranks_detail) {
-    text += fmt::format("  {:>5} {:>12.3f} {:>12.3f} {:>12.3f} {:>9.4g} {:>12} {:>12}\n", rank.rank, rank.busy_s * 1e3,
-                        rank.idle_s * 1e3, rank.span_s * 1e3, rank.peak_inflight_microbatches,
-                        format_bytes(rank.peak_activation_bytes), format_bytes(rank.peak_memory_bytes));
+    text += fmt::format("  {:>5} {:>12.3f} {:>12.3f} {:>12.3f} {:>9.4g} {:>12} {:>12}{}\n", rank.rank,
+                        rank.busy_s * 1e3, rank.idle_s * 1e3, rank.span_s * 1e3, rank.peak_inflight_microbatches,
+                        format_bytes(rank.peak_activation_bytes), format_bytes(rank.peak_memory_bytes),
+                        offload ? fmt::format(" {:>12}", format_bytes(rank.peak_host_bytes)) : "");
   }
   return text;
 }
