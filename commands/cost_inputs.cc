@@ -73,6 +73,16 @@ constexpr std::array<YamlKey, 12> kYamlKeys{{
     {"host-bandwidth", &CostInputs::host_bandwidth},
 }};
 
+// A link's rate: a plain number is bytes per second, so one below 1 MB/s
+// is a unit left out ("100" meant 100 GB/s), refused as --memory-cap's is.
+double link_rate(const std::string& text, std::string_view option) {
+  const double rate = parse_bandwidth(text, option);
+  if (rate > 0 && rate < 1e6) {
+    throw InputError(fmt::format("{} {} is {:.4g} bytes/s: give a unit, e.g. 50GB/s or 400Gb/s", option, text, rate));
+  }
+  return rate;
+}
+
 std::string normalise_key(std::string key) {
   for (char& c : key) {
     if (c == '_') c = '-';
@@ -216,7 +226,7 @@ ResolvedCosts resolve_costs(const CostInputs& given) {
   sim::Topology& topology = resolved.topology;
   if (inputs.tcomm) topology.intra_node.latency_s = parse_duration_s(*inputs.tcomm, "--tcomm", kMillisecond);
   if (inputs.link_bandwidth) {
-    topology.intra_node.bandwidth_bytes_per_s = parse_bandwidth(*inputs.link_bandwidth, "--link-bandwidth");
+    topology.intra_node.bandwidth_bytes_per_s = link_rate(*inputs.link_bandwidth, "--link-bandwidth");
   }
   if (inputs.ranks_per_node) {
     if (*inputs.ranks_per_node < 0) throw InputError("--ranks-per-node must be >= 0 (0: one node)");
@@ -224,14 +234,13 @@ ResolvedCosts resolve_costs(const CostInputs& given) {
   }
   topology.inter_node = topology.intra_node;
   if (inputs.inter_node_bandwidth) {
-    topology.inter_node.bandwidth_bytes_per_s = parse_bandwidth(*inputs.inter_node_bandwidth, "--inter-node-bandwidth");
+    topology.inter_node.bandwidth_bytes_per_s = link_rate(*inputs.inter_node_bandwidth, "--inter-node-bandwidth");
   }
   if (inputs.inter_node_latency) {
     topology.inter_node.latency_s = parse_duration_s(*inputs.inter_node_latency, "--inter-node-latency", kMillisecond);
   }
   if (inputs.host_bandwidth) {
-    topology.host = {0.0, parse_bandwidth(*inputs.host_bandwidth, "--host-bandwidth")};
-    if (topology.host.bandwidth_bytes_per_s <= 0) throw InputError("--host-bandwidth must be > 0");
+    topology.host = {0.0, link_rate(*inputs.host_bandwidth, "--host-bandwidth")};
   }
   for (const sim::LinkSpec* link : {&topology.intra_node, &topology.inter_node}) {
     if (link->bandwidth_bytes_per_s <= 0) throw InputError("link bandwidths must be > 0");

@@ -50,6 +50,25 @@ planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers
   return planner::even_split(layers.transformer_layers(), stages);
 }
 
+// --offload copies over the hardware's host link.
+void check_host_link(const SimulateOutputs& outputs, const models::HardwareConfig& hardware) {
+  if (!outputs.offload || hardware.host_link.bandwidth > 0) return;
+  throw InputError(fmt::format("--offload copies over each GPU's host link, and {} describes none: write a hardware "
+                               "file with 'base: {}' and a 'host_link: {{bandwidth: 50GB/s, latency: 10us}}', or "
+                               "drop --offload",
+                               hardware.name, hardware.name));
+}
+
+// A per-stage list names one setting for each of the p x v stages.
+void check_stage_recompute_count(const planner::PipelineSetup& setup, std::string_view source) {
+  const int stages = setup.pp * setup.virtual_stages;
+  if (setup.stage_recompute.empty() || static_cast<int>(setup.stage_recompute.size()) == stages) return;
+  throw InputError(fmt::format("{} names {} stages' settings ({}) and the pipeline has {} stages (p x v): give one "
+                               "per stage, or one setting for all",
+                               source, setup.stage_recompute.size(),
+                               models::stage_recompute_name(setup.stage_recompute), stages));
+}
+
 int virtual_stages_of(const std::string& schedule, int given) {
   if (given < 0) throw InputError(fmt::format("--virtual must be >= 1, or 0 for the schedule's default (got {})", given));
   return given > 0 ? given : sim::find_schedule_family(schedule).default_virtual_stages;
@@ -118,11 +137,13 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   setup.microbatch_group_size = source.microbatch_group_size;
   setup.memory_cap_bytes = memory_cap_bytes(outputs);
   setup.explain = options.explain;
+  check_stage_recompute_count(setup, "--recompute");
   searches_schedule(source);  // refuses --activation-limit where nothing is searched
   if (source.activation_limit) {
     setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
   }
   check_gpus_available(setup, run.hardware);
+  check_host_link(outputs, run.hardware);
   return run;
 }
 
@@ -167,7 +188,11 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["seq"] = shape.seq_len;
   const std::vector<models::Recompute>& stages = setup.stage_recompute;
   output.json["recompute"] = stages.empty() ? std::string(models::recompute_name(shape.recompute)) : "per-stage";
-  if (!stages.empty()) output.json["stage_recompute"] = models::stage_recompute_name(stages);
+  if (!stages.empty()) {
+    nlohmann::ordered_json names = nlohmann::ordered_json::array();
+    for (models::Recompute stage : stages) names.push_back(std::string(models::recompute_name(stage)));
+    output.json["stage_recompute"] = std::move(names);
+  }
   if (shape.recompute == models::Recompute::kSelective ||
       std::find(stages.begin(), stages.end(), models::Recompute::kSelective) != stages.end()) {
     output.json["recompute_modules"] = models::recompute_modules_name(shape.recompute_modules);
@@ -284,9 +309,14 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   // gives one for every stage.
   setup.stage_recompute = plan.plan.stage_recompute;
   if (has("recompute") || has("recompute-modules")) {
-    apply_recompute_options(has("recompute") ? given_shape.recompute : std::nullopt, given_shape.recompute_modules,
-                            run.model, shape);
     setup.stage_recompute.clear();
+    std::optional<std::string> uniform = has("recompute") ? given_shape.recompute : std::nullopt;
+    if (uniform && uniform->find(',') != std::string::npos) {
+      setup.stage_recompute = models::parse_stage_recompute(*uniform, "--recompute");
+      uniform.reset();
+    }
+    apply_recompute_options(uniform, given_shape.recompute_modules, run.model, shape);
+    if (!setup.stage_recompute.empty()) shape.recompute = models::Recompute::kNone;
   }
   if (has("no-flash-attention")) shape.flash_attention = false;
   const models::RuntimeFlags& given_flags = given_shape.runtime;
@@ -338,12 +368,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
     }
     setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
   }
-  if (!setup.stage_recompute.empty() &&
-      static_cast<int>(setup.stage_recompute.size()) != setup.pp * setup.virtual_stages) {
-    throw InputError(fmt::format("the plan recomputes per stage ({}) and the overrides make {} stages (p x v): give "
-                                 "--recompute for them",
-                                 models::stage_recompute_name(setup.stage_recompute), setup.pp * setup.virtual_stages));
-  }
+  check_stage_recompute_count(setup, has("recompute") ? "--recompute" : "the plan's per-stage recompute");
   if (!run.layers && !run.layout) {
     const int stages = plan.plan.pp * plan.plan.virtual_stages;
     if (setup.pp * setup.virtual_stages != stages) {
@@ -357,6 +382,8 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   for (std::string_view name : plan_override_options()) {
     if (has(name)) run.overrides.push_back(given_text(command, name));
   }
+  // Offload changes what the plan costs (its copies), as an override does.
+  if (outputs.offload) run.overrides.push_back("--offload");
   // A searched order is searched within the cap: another cap re-costs it.
   if (outputs.memory_cap && sim::is_searched(sim::find_schedule_family(setup.schedule))) {
     run.overrides.push_back("--memory-cap " + *outputs.memory_cap);
@@ -364,6 +391,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   run.changes = scale_changes(plan, setup);
   if (run.overrides.empty() && plan.plan.iteration_time_s > 0) run.plan_predicted_s = plan.plan.iteration_time_s;
   check_gpus_available(setup, run.hardware);
+  check_host_link(outputs, run.hardware);
   return run;
 }
 

@@ -282,8 +282,8 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   add_runtime_flags(*command, options->runtime);
   command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
   command->add_option("--schedule", options->schedule,
-                      "Fix the schedule, or try a set: searched (ZBAuto, VHalf and VMin: orders built for a memory "
-                      "budget) or auto (the default search and ZBAuto)");
+                      "Fix the schedule (searched: ZBAuto, the order searched for each candidate's costs), or auto: "
+                      "the default search and ZBAuto");
   command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");
   command->add_option("--recompute", options->recompute, "Fix recomputation: none, selective or full");
   command->add_option("--recompute-modules", options->recompute_modules,

@@ -126,7 +126,15 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
     throw InputError("--host-bandwidth prices the copies of --offload: add --offload or drop it");
   }
   const auto& kept = costs.rank_costs.activation_bytes;
-  if (options.source.activation_limit && std::all_of(kept.begin(), kept.end(), [](auto b) { return b <= 0; })) {
+  const bool keeps_none = std::all_of(kept.begin(), kept.end(), [](auto b) { return b <= 0; });
+  if (outputs.offload && keeps_none) {
+    throw InputError("--offload copies the activations each micro-batch keeps, and these costs keep none: give "
+                     "--act-bytes (M_B per micro-batch per rank)");
+  }
+  if (outputs.offload && !costs.topology.has_host_link()) {
+    throw InputError("--offload copies over each rank's host link: give --host-bandwidth (e.g. 50GB/s, PCIe 5.0 x16)");
+  }
+  if (options.source.activation_limit && keeps_none) {
     throw InputError("--activation-limit bounds the activations a searched order keeps, and these costs keep none: "
                      "give --act-bytes (M_B per micro-batch per rank; --wgrad-bytes for M_W, default 0) or drop it");
   }

@@ -95,6 +95,10 @@ std::string recompute_label(Recompute recompute, unsigned modules) {
 }
 
 std::vector<Recompute> parse_stage_recompute(std::string_view text, std::string_view field) {
+  if (text.find(",,") != std::string_view::npos || text.starts_with(',') || text.ends_with(',')) {
+    throw InputError(fmt::format("{} {}: an empty stage; give one setting per stage, separated by single commas",
+                                 field, quoted_input(text)));
+  }
   std::vector<Recompute> stages;
   std::size_t start = 0;
   while (start <= text.size()) {

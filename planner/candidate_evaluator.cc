@@ -421,20 +421,14 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
 }
 
 // The candidate's searched order within what the cap leaves beside each
-// rank's static bytes, as `simulate --plan` searches it; where a rank's
-// static bytes leave no room for one micro-batch, the order holding one
-// (its replay then reports the rank over the cap).
+// rank's static bytes, as `simulate --plan` searches it (where a rank's
+// static bytes leave no room for one micro-batch, the order holding one:
+// its replay then reports the rank over the cap).
 sim::Schedule CandidateEvaluator::searched_order_within_cap(const std::string& name, const ModelStageCosts& costs,
                                                             const PipelineSetup& setup) const {
-  const sim::Topology topology = setup_topology(request_.hardware, setup);
-  try {
-    return search_order(name, costs.costs, topology, setup.microbatches, std::nullopt, setup.memory_cap_bytes,
-                        "the memory cap")
-        .schedule;
-  } catch (const InputError&) {
-    const sim::ActivationLimit one{sim::ActivationLimit::Unit::kMicrobatches, 1};
-    return search_order(name, costs.costs, topology, setup.microbatches, one, 0, "").schedule;
-  }
+  return search_order(name, costs.costs, setup_topology(request_.hardware, setup), setup.microbatches, std::nullopt,
+                      setup.memory_cap_bytes, "the memory cap")
+      .schedule;
 }
 
 std::optional<StageSplit> CandidateEvaluator::fastest_split(std::size_t group, std::size_t layers, int stages) const {

@@ -259,18 +259,12 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
     return choices;
   };
   if (request.schedule && is_schedule_set(*request.schedule)) {
-    const bool searched_only = *request.schedule == "searched";
     std::vector<ScheduleChoice> choices;
     for (const sim::ScheduleFamily& family : sim::schedule_families()) {
-      const std::string_view name = family.name;
-      const bool budgeted = sim::is_searched(family) || name == "VHalf" || name == "VMin";
-      if (name == "naive" || (searched_only && !budgeted)) continue;
+      if (std::string_view(family.name) == "naive") continue;
       for (const ScheduleChoice& choice : choices_for(family)) choices.push_back(choice);
     }
-    if (choices.empty()) {
-      throw InputError(fmt::format("--virtual: no schedule of --schedule {} runs that many stages per rank",
-                                   *request.schedule));
-    }
+    if (choices.empty()) throw InputError("--virtual: no schedule runs that many stages per rank");
     return choices;
   }
   if (request.schedule) {
@@ -297,7 +291,7 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
   return choices;
 }
 
-bool is_schedule_set(std::string_view name) { return name == "searched" || name == "auto"; }
+bool is_schedule_set(std::string_view name) { return name == "auto"; }
 
 std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
   if (request.recompute_modules) return {{models::Recompute::kSelective, *request.recompute_modules}};

@@ -46,9 +46,8 @@ class SearchSpace {
 // request's schedule (with its v, or the v values worth trying), which may
 // be a searched one (ZBAuto).
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
-// The sets `plan --schedule` takes besides a family's name: "searched" (the
-// orders built for a memory budget: ZBAuto, VHalf and VMin) and "auto"
-// (what the search tries by default, and ZBAuto).
+// The set `plan --schedule` takes besides a family's name: "auto", what the
+// search tries by default and ZBAuto ("searched" is ZBAuto's own alias).
 bool is_schedule_set(std::string_view name);
 // Recomputation with, for selective, the modules it recomputes.
 struct RecomputeChoice {

@@ -36,6 +36,17 @@ SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& 
     request.memory_limit_bytes = sim::limits_under_cap(memory_cap, costs);
     within = fmt::format("what {} ({}) leaves beside each rank's static memory", cap_source,
                          format_bytes(static_cast<double>(memory_cap)));
+    // Where the cap leaves a rank less than one micro-batch, no order fits:
+    // the order holding one, whose replay shows the rank over the cap.
+    for (std::size_t rank = 0; rank < costs.stages.size(); ++rank) {
+      if (request.memory_limit_bytes[rank] >= costs.stages[rank].activation_bytes) continue;
+      const sim::ActivationLimit one{sim::ActivationLimit::Unit::kMicrobatches, 1};
+      request.memory_limit_bytes = sim::activation_limits(one, costs);
+      within = fmt::format("1 x M_B per rank, as {} ({}) leaves rank {} less than one micro-batch beside its static "
+                           "memory",
+                           cap_source, format_bytes(static_cast<double>(memory_cap)), rank);
+      break;
+    }
   } else {
     const sim::ActivationLimit limit;  // p x M_B: what 1F1B holds on its first rank
     request.memory_limit_bytes = sim::activation_limits(limit, costs);

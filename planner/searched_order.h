@@ -23,7 +23,9 @@ struct SearchedOrder {
 // `costs` are laid out on sim::searched_schedule_shape. `memory_cap` is
 // each rank's whole memory (0: none), named by `cap_source` ("--memory-cap",
 // "the usable memory of h100-sxm"); with an activation limit too, each rank
-// keeps to the tighter of the two.
+// keeps to the tighter of the two. A cap alone that leaves some rank less
+// than one micro-batch gives the order holding one on every rank (the
+// note says so; its replay reports the rank over the cap).
 // Throws InputError naming the limit when no order keeps to it.
 SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& costs,
                            const sim::Topology& topology, int microbatches,

@@ -39,6 +39,11 @@ TEST(StageRecomputeCli, PlanWritesItAndSimulateReplaysIt) {
   EXPECT_FALSE(report.contains("notes")) << report["notes"];
   // validate runs one setting everywhere: it says so.
   expect_refused("validate --plan " + plan + " --backend cpu", "recomputes per stage (full,full,full,full,none");
+  // Another stage count takes a list of its own.
+  const CommandResult four = run("simulate --plan " + plan + " --stages 4 --layers 8,8,8,8 --recompute full,full,none,none --json");
+  ASSERT_EQ(four.code, 0) << four.err;
+  EXPECT_EQ(json::parse(four.out)["stage_recompute"], json::array({"full", "full", "none", "none"}));
+  expect_refused("simulate --plan " + plan + " --stages 4 --layers 8,8,8,8", "give one per stage");
   // One --recompute for every stage replaces the plan's list.
   const json uniform = json::parse(run("simulate --plan " + plan + " --recompute full --json").out);
   EXPECT_EQ(uniform["recompute"], "full");
@@ -54,7 +59,7 @@ TEST(StageRecomputeCli, AListCostsEachStageAsItsUniformRunDoes) {
   const CommandResult mixed_run = run(common + " --recompute full,none");
   ASSERT_EQ(mixed_run.code, 0) << mixed_run.err;
   const json mixed = json::parse(mixed_run.out);
-  EXPECT_EQ(mixed["stage_recompute"], "full,none");
+  EXPECT_EQ(mixed["stage_recompute"], json::array({"full", "none"}));
   const auto busy = [](const json& report, int rank) { return report["ranks_detail"][rank]["busy_ms"].get<double>(); };
   EXPECT_DOUBLE_EQ(busy(mixed, 0), busy(full, 0));
   EXPECT_DOUBLE_EQ(busy(mixed, 1), busy(none, 1));
@@ -67,7 +72,8 @@ TEST(StageRecomputeCli, AListCostsEachStageAsItsUniformRunDoes) {
 
 TEST(StageRecomputeCli, BadListsGetOneLine) {
   const std::string common = "simulate --model llama3-8b --hardware h100-sxm -p 2 -m 4 --seq 2048";
-  expect_refused(common + " --recompute full,none,none", "names 3 stages");
+  expect_refused(common + " --recompute full,none,none", "--recompute names 3 stages");
+  expect_refused(common + " --recompute full,,none", "an empty stage");
   expect_refused(common + " --recompute full,most", "--recompute must be none, selective or full");
   expect_refused(common + " --recompute full,none --recompute-modules layernorm",
                  "--recompute-modules applies to the selective stages");

@@ -71,6 +71,10 @@ Action matching_recv(const Action& send) {
 std::vector<std::set<int>> transfer_threads(const Timeline& timeline, int ranks) {
   std::vector<std::set<int>> threads(static_cast<std::size_t>(ranks));
   for (const TransferRecord& transfer : timeline.transfers) {
+    if (is_host_copy(transfer.send.kind)) {
+      threads[static_cast<std::size_t>(transfer.src_rank)].insert(kHostCopyTid);
+      continue;
+    }
     threads[static_cast<std::size_t>(transfer.src_rank)].insert(kSendTidBase + transfer.dst_rank);
     threads[static_cast<std::size_t>(transfer.dst_rank)].insert(kRecvTidBase + transfer.src_rank);
   }
@@ -78,6 +82,7 @@ std::vector<std::set<int>> transfer_threads(const Timeline& timeline, int ranks)
 }
 
 std::string thread_name(int tid) {
+  if (tid >= kHostCopyTid) return "host copies (offload, reload)";
   if (tid >= kExpertCommTid) return "expert all-to-all";
   if (tid >= kRecvTidBase) return "recv from rank " + std::to_string(tid - kRecvTidBase);
   if (tid >= kSendTidBase) return "send to rank " + std::to_string(tid - kSendTidBase);
@@ -151,6 +156,13 @@ void add_transfers(const Timeline& timeline, Json& events) {
     const Json args = {{"bytes", transfer.bytes},
                        {"queued_us", span_of(transfer.issue_s, transfer.start_s).dur},
                        {"link", transfer.link}};
+    if (is_host_copy(transfer.send.kind)) {
+      // One slice on the rank's host-copy thread: the copy has no peer.
+      Json copy = slice(to_string(transfer.send), "host-copy", transfer.src_rank, kHostCopyTid, span);
+      copy["args"] = args;
+      events.push_back(std::move(copy));
+      continue;
+    }
     const int send_tid = kSendTidBase + transfer.dst_rank;
     const int recv_tid = kRecvTidBase + transfer.src_rank;
     Json send = slice(to_string(transfer.send), "send", transfer.src_rank, send_tid, span);

@@ -15,6 +15,7 @@ inline constexpr int kComputeTid = 0;
 inline constexpr int kSendTidBase = 1000;  // + destination rank
 inline constexpr int kRecvTidBase = 2000;  // + source rank
 inline constexpr int kExpertCommTid = 3000;  // a mixture of experts' all-to-all
+inline constexpr int kHostCopyTid = 4000;    // activation offload's copies over the host link
 
 // One process per rank (pid = rank): compute slices coloured by kind,
 // blocking comm waits, transfers on both ends joined by flow arrows, the

@@ -55,7 +55,9 @@ nlohmann::ordered_json report_to_json(const SimulationReport& report) {
       {"ideal_ms", report.ideal_s * kMsPerSecond},
       {"bubble_rate", report.bubble_rate},
       {"bubble_over_ideal", report.bubble_over_ideal},
-      {"critical_path_ms", report.critical_path_s * kMsPerSecond},
+      // None with offload: the copies are not in the dependency graph.
+      {"critical_path_ms", report.host_copies > 0 ? nlohmann::ordered_json()
+                                                  : nlohmann::ordered_json(report.critical_path_s * kMsPerSecond)},
       {"compute_actions", report.compute_actions},
       {"actions", report.actions},
       {"transfers", report.transfers},

@@ -60,6 +60,14 @@ class GreedyOrder {
     for (int rank = 0; rank < ranks_; ++rank) {
       while (weight_pending(rank)) put(rank, OpKind::kBackwardWeight);
     }
+    // Where memory held a rank's warm-up below the next rank's (limits that
+    // differ by rank) or a round skipped its forward, its Is may have run
+    // ahead of its Fs, or its forwards ended short of m: these choices give
+    // no order.
+    if (broken_) return std::nullopt;
+    for (int rank = 0; rank < ranks_; ++rank) {
+      if (count(rank, OpKind::kForward) < m_) return std::nullopt;
+    }
     return std::move(schedule_);
   }
 
@@ -104,6 +112,12 @@ class GreedyOrder {
   void put(int rank, OpKind kind) {
     RankState& state = at(rank);
     const int mb = count(rank, kind);
+    // An I before its micro-batch's F (or a W before its I) breaks the order.
+    if (kind != OpKind::kForward && mb >= count(rank, kind == OpKind::kBackwardInput ? OpKind::kForward
+                                                                                      : OpKind::kBackwardInput)) {
+      broken_ = true;
+      return;
+    }
     const double start = std::max(state.end_s, ready_s(rank, kind));
     if (state.placed[0] > 0) state.waited_s += start - state.end_s;
     state.end_s = start + duration_s(rank, kind);
@@ -214,6 +228,7 @@ class GreedyOrder {
   GreedyChoices choices_;
   int ranks_, m_;
   Schedule schedule_;
+  bool broken_ = false;  // an action was due before what it needs (build() gives no order)
   std::vector<RankState> state_;
 };
 
