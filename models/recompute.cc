@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <utility>
 
 #include "common/error.h"
@@ -21,9 +22,12 @@ constexpr std::array<std::string_view, 4> kUnpriced{"mlp", "moe", "shared_expert
 }  // namespace
 
 Recompute parse_recompute(std::string_view text, std::string_view field) {
-  if (text == "none") return Recompute::kNone;
-  if (text == "selective") return Recompute::kSelective;
-  if (text == "full") return Recompute::kFull;
+  // Any case, as schedule names are read.
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "none") return Recompute::kNone;
+  if (lower == "selective") return Recompute::kSelective;
+  if (lower == "full") return Recompute::kFull;
   throw InputError(fmt::format("{} must be none, selective or full, got {}", field, quoted_input(text)));
 }
 

@@ -55,6 +55,7 @@ TEST(StageRecompute, LabelsAndListsRoundTrip) {
   const std::vector<Recompute> stages{Recompute::kFull, Recompute::kFull, Recompute::kSelective, Recompute::kNone};
   EXPECT_EQ(models::stage_recompute_name(stages), "full,full,selective,none");
   EXPECT_EQ(models::parse_stage_recompute("full,full selective,none", "--recompute"), stages);
+  EXPECT_EQ(models::parse_stage_recompute("FULL,Full,Selective,none", "--recompute"), stages);  // any case
   EXPECT_EQ(models::stage_recompute_label(stages, models::kDefaultRecomputeModules),
             "per-stage:full x2,selective,none");
   EXPECT_THROW(models::parse_stage_recompute(",", "--recompute"), InputError);

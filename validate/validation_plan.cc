@@ -26,18 +26,18 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
                                  "({}): plan with --recompute none, selective or full",
                                  models::stage_recompute_name(candidate.stage_recompute)));
   }
+  if (candidate.tp != 1 || candidate.cp != 1 || candidate.dp != 1) {
+    throw InputError(
+        fmt::format("validate runs pipeline parallelism only (t=1, c=1, d=1); the plan has t={} c={} d={}: plan "
+                    "with --tp 1 --cp 1 --dp 1",
+                    candidate.tp, candidate.cp, candidate.dp));
+  }
   const int plan_ranks = candidate.tp * candidate.cp * candidate.pp * candidate.dp;
   if (plan_ranks != launched_ranks) {
     throw InputError(
         fmt::format("the plan needs {} ranks (t={} x c={} x p={} x d={}) but {} were launched: run mpirun -np {} "
                     "pipeplan validate ...",
                     plan_ranks, candidate.tp, candidate.cp, candidate.pp, candidate.dp, launched_ranks, plan_ranks));
-  }
-  if (candidate.tp != 1 || candidate.cp != 1 || candidate.dp != 1) {
-    throw InputError(
-        fmt::format("validate runs pipeline parallelism only (t=1, c=1, d=1); the plan has t={} c={} d={}: plan "
-                    "with --tp 1 --cp 1 --dp 1",
-                    candidate.tp, candidate.cp, candidate.dp));
   }
   plan.model = models::load_model(plan.file.model);
   plan.hardware = models::load_hardware(plan.file.hardware);
