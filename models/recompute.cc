@@ -1,6 +1,7 @@
 #include "models/recompute.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -119,12 +120,18 @@ std::vector<Recompute> parse_stage_recompute(std::string_view text, std::string_
 }
 
 std::string stage_recompute_name(const std::vector<Recompute>& stages) {
-  std::string names;
-  for (Recompute stage : stages) {
-    if (!names.empty()) names += ",";
-    names += recompute_name(stage);
-  }
+  return fmt::format("{}", fmt::join(stage_recompute_names(stages), ","));
+}
+
+std::vector<std::string> stage_recompute_names(const std::vector<Recompute>& stages) {
+  std::vector<std::string> names;
+  for (Recompute stage : stages) names.emplace_back(recompute_name(stage));
   return names;
+}
+
+bool recomputes_selective(Recompute uniform, const std::vector<Recompute>& stages) {
+  return uniform == Recompute::kSelective ||
+         std::find(stages.begin(), stages.end(), Recompute::kSelective) != stages.end();
 }
 
 std::string stage_recompute_label(const std::vector<Recompute>& stages, unsigned modules) {

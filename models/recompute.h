@@ -52,6 +52,11 @@ std::string recompute_label(Recompute recompute, unsigned modules);
 std::vector<Recompute> parse_stage_recompute(std::string_view text, std::string_view field);
 // "none,none,full,full".
 std::string stage_recompute_name(const std::vector<Recompute>& stages);
+// {"none", "none", "full", "full"}: each stage's name (a JSON list).
+std::vector<std::string> stage_recompute_names(const std::vector<Recompute>& stages);
+// Whether `uniform` or some stage recomputes selectively (so that the
+// recompute modules apply).
+bool recomputes_selective(Recompute uniform, const std::vector<Recompute>& stages);
 // What outputs show: runs of equal stages, "per-stage:none x6,full x2"
 // (selective with its modules as recompute_label names them).
 std::string stage_recompute_label(const std::vector<Recompute>& stages, unsigned modules);

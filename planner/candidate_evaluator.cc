@@ -37,12 +37,6 @@ bool splits_per_stage(const ScheduleChoice& choice) {
   return choice.virtual_stages == 1 && !sim::is_searched(sim::find_schedule_family(choice.name));
 }
 
-// Each stage's table: its setting's, of the variants.
-std::vector<const LayerTable*> stage_tables(const RecomputeVariants& variants, const std::vector<std::size_t>& settings) {
-  std::vector<const LayerTable*> tables;
-  for (std::size_t setting : settings) tables.push_back(&variants[setting]->table());
-  return tables;
-}
 
 // The optimizer and gradient sharding a group can use over its d x c
 // weight replicas: the request's, or ZeRO-1, 2 and 3. No sharding is left
@@ -112,10 +106,6 @@ TabledLayers tabulate(const PlanRequest& request, const models::TrainingShape& s
   const ProfiledCosts profiled = apply_profile(*request.profile, request.model.name, shape, request.hardware, layers);
   return {LayerTable(layers, profiled.times), layers.transformer_layers(),
           models::model_flops_per_microbatch(layers, shape)};
-}
-
-double step_tokens(const SearchGroup& group, int seq_len) {
-  return static_cast<double>(group.micro_batch_size) * group.microbatches * group.dp * seq_len;
 }
 
 // Why a schedule choice cannot run the model on `pp` ranks, or null: every
@@ -384,83 +374,6 @@ std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
   return closest;
 }
 
-void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
-  const SearchGroup& group = groups_[pending.group];
-  const LayerContext& layers = layers_[pending.group][pending.layers];
-  const ScheduleContext& context = *schedule_of(pending.schedule, group);
-  const auto fastest = [&](int stages) { return fastest_split(pending.group, pending.layers, stages); };
-  std::optional<StageSplit> split;
-  std::vector<const LayerTable*> tables(static_cast<std::size_t>(context.schedule.stages), &layers.table());
-  if (!layers.stage_variants.empty()) {
-    const RecomputeVariants variants = variants_of(pending.group, layers);
-    std::optional<StageRecomputeSplit> chosen = stage_recompute_split(variants, context, cap_);
-    if (!chosen) throw std::logic_error("a per-stage candidate some split was to fit has none");
-    // One setting everywhere is that setting's own candidate.
-    if (chosen->uniform()) {
-      pending.uniform_per_stage = true;
-      return;
-    }
-    tables = stage_tables(variants, chosen->setting);
-    {
-      const std::lock_guard<std::mutex> lock(stage_settings_mutex_);
-      stage_settings_.push_back(std::move(chosen->setting));
-      pending.stage_settings = static_cast<std::uint32_t>(stage_settings_.size());
-    }
-    split = std::move(chosen->split);
-  } else {
-    split = partition(layers, context, request_, cap_, fastest);
-  }
-  // schedule() kept only candidates some split fits.
-  if (!split) throw std::logic_error("a candidate the partitioner was to fit has no split");
-  const ModelStageCosts costs = build_stage_costs(tables, layers.shape, *split, context.schedule);
-  pending.bounds = step_bounds(context.schedule, context.span, context.profiles, costs,
-                               step_overhead(costs, request_.hardware, layers.shape));
-  const double tokens = step_tokens(group, request_.seq_len);
-  pending.tokens_bound = tokens / pending.bounds.iteration_time_s;
-  pending.split = std::move(*split);
-}
-
-// The candidate's searched order within what the cap leaves beside each
-// rank's static bytes, as `simulate --plan` searches it (where a rank's
-// static bytes leave no room for one micro-batch, the order holding one:
-// its replay then reports the rank over the cap).
-sim::Schedule CandidateEvaluator::searched_order_within_cap(const std::string& name, const ModelStageCosts& costs,
-                                                            const PipelineSetup& setup) const {
-  return search_order(name, costs.costs, setup_topology(request_.hardware, setup), setup.microbatches, std::nullopt,
-                      setup.memory_cap_bytes, "the memory cap")
-      .schedule;
-}
-
-std::optional<StageSplit> CandidateEvaluator::fastest_split(std::size_t group, std::size_t layers, int stages) const {
-  const auto key = std::make_tuple(group, layers, stages);
-  {
-    const std::lock_guard<std::mutex> lock(time_splits_mutex_);
-    const auto found = time_splits_.find(key);
-    if (found != time_splits_.end()) return found->second;
-  }
-  std::optional<StageSplit> split = time_split(layers_[group][layers], stages);
-  const std::lock_guard<std::mutex> lock(time_splits_mutex_);
-  return time_splits_.emplace(key, std::move(split)).first->second;
-}
-
-RecomputeVariants CandidateEvaluator::variants_of(std::size_t group, const LayerContext& layers) const {
-  RecomputeVariants variants;
-  for (std::size_t index : layers.stage_variants) variants.push_back(&layers_[group][index]);
-  return variants;
-}
-
-bool CandidateEvaluator::split_fits(std::size_t group, const LayerContext& layers,
-                                    const ScheduleContext& context) const {
-  if (layers.stage_variants.empty()) return some_split_fits(layers, context, request_, cap_);
-  return stage_recompute_fits(variants_of(group, layers), context, cap_);
-}
-
-StepBounds CandidateEvaluator::split_bounds(std::size_t group, const LayerContext& layers,
-                                            const ScheduleContext& context, bool searched_split) const {
-  if (layers.stage_variants.empty()) return any_split_bounds(layers, context, request_.hardware, searched_split);
-  return stage_recompute_bounds(variants_of(group, layers), context, request_.hardware);
-}
-
 PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const {
   const SearchGroup& group = groups_[pending.group];
   const LayerContext& layers = layers_[pending.group][pending.layers];
@@ -496,7 +409,12 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const 
     for (std::size_t setting : settings) stage_recompute.push_back(variants[setting]->shape.recompute);
   }
   const ModelStageCosts costs = build_stage_costs(tables, layers.shape, *pending.split, schedule);
-  if (searched) schedule = searched_order_within_cap(context.choice.name, costs, setup);
+  // Searched within what the cap leaves, as `simulate --plan` searches it.
+  if (searched) {
+    schedule = search_order(context.choice.name, costs.costs, setup_topology(request_.hardware, setup),
+                            setup.microbatches, std::nullopt, setup.memory_cap_bytes, "the memory cap")
+                   .schedule;
+  }
   const ModelSimulation simulation =
       simulate_stage_costs(schedule, costs, *pending.split, request_.hardware, setup, layers.model_flops(), options);
   PlanCandidate candidate = describe(group, layers, context.choice, simulation);

@@ -114,9 +114,6 @@ class CandidateEvaluator {
   bool split_fits(std::size_t group, const LayerContext& layers, const ScheduleContext& context) const;
   StepBounds split_bounds(std::size_t group, const LayerContext& layers, const ScheduleContext& context,
                           bool searched_split) const;
-  // A searched family's order for the candidate's stage costs under the cap.
-  sim::Schedule searched_order_within_cap(const std::string& name, const ModelStageCosts& costs,
-                                          const PipelineSetup& setup) const;
 
   const PlanRequest& request_;
   const std::vector<SearchGroup>& groups_;

@@ -20,12 +20,9 @@ std::string counts_text(const StageSplit& split) {
 // Each stage's setting, in stage order: one per stage whether or not it
 // varies.
 std::vector<std::string> stage_recompute_names(const PlanCandidate& c) {
-  std::vector<std::string> names;
+  if (!c.stage_recompute.empty()) return models::stage_recompute_names(c.stage_recompute);
   const std::size_t stages = static_cast<std::size_t>(c.pp) * static_cast<std::size_t>(c.virtual_stages);
-  for (std::size_t stage = 0; stage < stages; ++stage) {
-    names.emplace_back(models::recompute_name(c.stage_recompute.empty() ? c.recompute : c.stage_recompute[stage]));
-  }
-  return names;
+  return std::vector<std::string>(stages, std::string(models::recompute_name(c.recompute)));
 }
 
 nlohmann::ordered_json candidate_json(const PlanCandidate& c) {

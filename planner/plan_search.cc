@@ -192,9 +192,7 @@ std::string candidate_recompute_label(const PlanCandidate& candidate) {
 }
 
 bool recomputes_selective(const PlanCandidate& candidate) {
-  const std::vector<models::Recompute>& stages = candidate.stage_recompute;
-  return candidate.recompute == models::Recompute::kSelective ||
-         std::find(stages.begin(), stages.end(), models::Recompute::kSelective) != stages.end();
+  return models::recomputes_selective(candidate.recompute, candidate.stage_recompute);
 }
 
 void take_figures(const ModelSimulation& simulation, PlanCandidate& candidate) {

@@ -20,6 +20,11 @@ struct SearchGroup {
   int ep = 1, etp = 0;  // expert parallelism (etp 0: as t)
 };
 
+// Tokens one step of the group's layout trains on.
+inline double step_tokens(const SearchGroup& group, int seq_len) {
+  return static_cast<double>(group.micro_batch_size) * group.microbatches * group.dp * seq_len;
+}
+
 struct ScheduleChoice {
   std::string name;
   int virtual_stages = 1;

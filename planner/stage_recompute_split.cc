@@ -32,6 +32,12 @@ std::optional<std::size_t> fastest_fitting(const RecomputeVariants& variants, co
 
 }  // namespace
 
+std::vector<const LayerTable*> stage_tables(const RecomputeVariants& variants, const std::vector<std::size_t>& settings) {
+  std::vector<const LayerTable*> tables;
+  for (std::size_t setting : settings) tables.push_back(&variants[setting]->table());
+  return tables;
+}
+
 bool StageRecomputeSplit::uniform() const {
   return std::all_of(setting.begin(), setting.end(), [&](std::size_t s) { return s == setting.front(); });
 }

@@ -29,6 +29,9 @@ struct StageRecomputeSplit {
   bool uniform() const;
 };
 
+// Each stage's table: that of its setting among the variants.
+std::vector<const LayerTable*> stage_tables(const RecomputeVariants& variants, const std::vector<std::size_t>& settings);
+
 // The split with the slowest stage as fast as any allows with each stage
 // at its fastest setting under the cap; none when no split fits in any.
 std::optional<StageRecomputeSplit> stage_recompute_split(const RecomputeVariants& variants,

@@ -1,0 +1,56 @@
+// One model simulation's inputs, from `simulate --model` options or from a
+// plan file with the options that override it, and the checks both share.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands/model_simulate.h"
+#include "commands/schedule_source.h"
+#include "commands/simulate_outputs.h"
+#include "models/hardware.h"
+#include "models/model_config.h"
+#include "models/recompute.h"
+#include "planner/model_simulation.h"
+#include "planner/plan_file.h"
+
+namespace pipeplan::commands {
+
+// Everything one model simulation needs, from the options or from a plan.
+struct ModelRun {
+  models::ModelConfig model;
+  models::HardwareConfig hardware;
+  planner::PipelineSetup setup;  // its profile pointer is set when it runs
+  std::optional<std::string> layers, layout;  // the split as given; neither: Megatron's even split
+  std::string profile_file;
+  bool allow_long_context = false;
+  std::vector<std::string> overrides;  // for a plan: the options that changed it
+  std::vector<std::string> changes;    // for a plan: what the overrides made of its GPUs and global batch
+  std::optional<planner::PlanFile> layout_plan = {};  // the plan file whose layout `layout` is
+  std::optional<double> plan_predicted_s = {};        // a plan replayed as written: the step time it predicted
+};
+
+// --offload copies over the hardware's host link: refused where it has none.
+void check_host_link(const SimulateOutputs& outputs, const models::HardwareConfig& hardware);
+// --recompute's list form ("full,full,none,none"): each stage's setting,
+// taken out of `recompute` (left for one setting everywhere); none else.
+std::vector<models::Recompute> take_stage_recompute(std::optional<std::string>& recompute);
+// A per-stage list names one setting for each of the p x v stages;
+// `source` names where it came from.
+void check_stage_recompute_count(const planner::PipelineSetup& setup, std::string_view source);
+// The chunks per rank: `given`, or the schedule's default for 0.
+int virtual_stages_of(const std::string& schedule, int given);
+// Tensor parallelism within a node, all of it within the cluster when the
+// hardware counts its nodes.
+void check_gpus_available(const planner::PipelineSetup& setup, const models::HardwareConfig& hardware);
+
+// The plan's values, then each option the user gave on `command` in their
+// place (named in ModelRun::overrides).
+ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource& source,
+                       const SimulateOutputs& outputs, const CLI::App& command);
+
+}  // namespace pipeplan::commands
