@@ -58,7 +58,7 @@ struct YamlKey {
   std::optional<std::string> CostInputs::*field;
 };
 
-constexpr std::array<YamlKey, 12> kYamlKeys{{
+constexpr std::array<YamlKey, 14> kYamlKeys{{
     {"tf", &CostInputs::tf},
     {"tb", &CostInputs::tb},
     {"tw", &CostInputs::tw},
@@ -71,6 +71,8 @@ constexpr std::array<YamlKey, 12> kYamlKeys{{
     {"inter-node-bandwidth", &CostInputs::inter_node_bandwidth},
     {"inter-node-latency", &CostInputs::inter_node_latency},
     {"host-bandwidth", &CostInputs::host_bandwidth},
+    {"tr", &CostInputs::tr},
+    {"recompute-bytes", &CostInputs::recompute_bytes},
 }};
 
 // A link's rate: a plain number is bytes per second, so one below 1 MB/s
@@ -187,6 +189,12 @@ void add_cost_options(CLI::App& command, CostInputs& inputs) {
                      "Latency between nodes, ms [default: --tcomm]");
   command.add_option("--host-bandwidth", inputs.host_bandwidth,
                      "With --offload: each rank's link to host memory per direction, e.g. '50GB/s'");
+  command.add_option("--tr", inputs.tr,
+                     "With --recompute-in-bubbles: of --tb, the recomputed forward's time per micro-batch per "
+                     "rank, ms (activation checkpointing)");
+  command.add_option("--recompute-bytes", inputs.recompute_bytes,
+                     "With --recompute-in-bubbles: the activations the recomputation brings back per micro-batch "
+                     "per rank, held until its backward ends, e.g. '2GiB'");
 }
 
 std::string costs_yaml_keys() {
@@ -222,6 +230,9 @@ ResolvedCosts resolve_costs(const CostInputs& given) {
   if (inputs.wgrad_bytes) costs.weight_grad_bytes = parse_sizes(*inputs.wgrad_bytes, "--wgrad-bytes");
   if (inputs.static_bytes) costs.static_bytes = parse_sizes(*inputs.static_bytes, "--static-bytes");
   if (inputs.p2p_bytes) costs.send_bytes = parse_sizes(*inputs.p2p_bytes, "--p2p-bytes");
+  if (inputs.tr) costs.recompute_s = parse_times(*inputs.tr, "--tr");
+  if (inputs.recompute_bytes) costs.recompute_bytes = parse_sizes(*inputs.recompute_bytes, "--recompute-bytes");
+  resolved.recompute_given = inputs.tr || inputs.recompute_bytes;
 
   sim::Topology& topology = resolved.topology;
   if (inputs.tcomm) topology.intra_node.latency_s = parse_duration_s(*inputs.tcomm, "--tcomm", kMillisecond);

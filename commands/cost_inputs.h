@@ -18,6 +18,7 @@ struct CostInputs {
   std::optional<std::string> act_bytes, wgrad_bytes, static_bytes, p2p_bytes;
   std::optional<std::string> link_bandwidth, inter_node_bandwidth, inter_node_latency;
   std::optional<std::string> host_bandwidth;  // each rank's host link, for --offload
+  std::optional<std::string> tr, recompute_bytes;  // for --recompute-in-bubbles
   std::optional<int> ranks_per_node;
   std::optional<std::string> costs_file;
 };
@@ -27,6 +28,7 @@ struct ResolvedCosts {
   sim::Topology topology;
   bool weight_grad_given = false;  // --tw (or tw:) was set
   bool weight_grad_bytes_given = false;  // --wgrad-bytes (or wgrad-bytes:) was set
+  bool recompute_given = false;          // --tr or --recompute-bytes (or their keys) was set
   std::string source;              // where the costs came from, for the report
 };
 

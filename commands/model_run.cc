@@ -201,6 +201,9 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                                    setup.schedule));
     }
     setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
+  } else if (!has("schedule")) {
+    setup.activation_limit = plan.plan.activation_limit;  // the limit its order was searched within
+    setup.activation_limit_source = "the plan's activation_limit";
   }
   check_stage_recompute_count(setup, has("recompute") ? "--recompute" : "the plan's per-stage recompute");
   if (!run.layers && !run.layout) {
@@ -218,6 +221,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   }
   // Offload changes what the plan costs (its copies), as an override does.
   if (outputs.offload) run.overrides.push_back("--offload");
+  if (outputs.recompute_in_bubbles) run.overrides.push_back("--recompute-in-bubbles");
   // A searched order is searched within the cap: another cap re-costs it.
   if (outputs.memory_cap && sim::is_searched(sim::find_schedule_family(setup.schedule))) {
     run.overrides.push_back("--memory-cap " + *outputs.memory_cap);

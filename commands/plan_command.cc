@@ -205,7 +205,8 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
   if (lowest != nullptr) {
     const planner::PlanCandidate& c = *lowest;
     closest = fmt::format("the smallest peak found is {} (t={} c={} p={} d={}, micro-batch {}, {}, recompute {})",
-                          format_bytes(c.max_peak_bytes), c.tp, c.cp, c.pp, c.dp, c.micro_batch_size, c.schedule,
+                          format_bytes(c.max_peak_bytes), c.tp, c.cp, c.pp, c.dp, c.micro_batch_size,
+                          planner::candidate_schedule_label(c),
                           models::recompute_label(c.recompute, c.recompute_modules));
   }
   throw InputError(fmt::format("no plan fits the memory cap of {}: {}; try {}",

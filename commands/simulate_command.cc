@@ -31,9 +31,11 @@ const std::vector<std::string_view> kScheduleShape{"schedule", "stages", "microb
                                                    "microbatch-group-size", "activation-limit"};
 const std::vector<std::string_view> kGivenCosts{"tf", "tb", "tw", "tcomm", "costs", "act-bytes", "wgrad-bytes",
                                                 "static-bytes", "p2p-bytes", "link-bandwidth", "ranks-per-node",
-                                                "inter-node-bandwidth", "inter-node-latency", "host-bandwidth"};
+                                                "inter-node-bandwidth", "inter-node-latency", "host-bandwidth", "tr",
+                                                "recompute-bytes"};
 const std::vector<std::string_view> kOneRun{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
-                                           "gantt", "trace", "svg", "window", "csv-out", "offload"};
+                                           "gantt", "trace", "svg", "window", "csv-out", "offload",
+                                           "recompute-in-bubbles"};
 const std::vector<std::string_view> kComparison{"memory-cap", "no-overlap", "recv-placement", "overlap-f-b", "json",
                                                "svg", "window"};
 
@@ -124,6 +126,10 @@ CommandOutput simulate_given_times(const SimulateOptions& options) {
   const SimulateOutputs& outputs = options.outputs;
   if (costs.topology.has_host_link() && !outputs.offload) {
     throw InputError("--host-bandwidth prices the copies of --offload: add --offload or drop it");
+  }
+  if (costs.recompute_given && !outputs.recompute_in_bubbles) {
+    throw InputError("--tr and --recompute-bytes describe the recomputation --recompute-in-bubbles runs apart: add "
+                     "it or drop them");
   }
   const auto& kept = costs.rank_costs.activation_bytes;
   const bool keeps_none = std::all_of(kept.begin(), kept.end(), [](auto b) { return b <= 0; });

@@ -40,6 +40,10 @@ void add_simulate_output_options(CLI::App& command, SimulateOutputs& outputs) {
                    "Offload each micro-batch's activations that wait for their backward to host memory over the "
                    "GPU's host link, reloading them one compute action ahead (PipeOffload): the hardware's "
                    "host_link, or --host-bandwidth with given times");
+  command.add_flag("--recompute-in-bubbles", outputs.recompute_in_bubbles,
+                   "Run each recomputing stage's recomputed forward as a pass of its own right before its backward, "
+                   "where it fills the wait for the gradient (Mario); the stage then holds its recomputed "
+                   "activations from that pass to the backward's end");
   command.add_option("--window", outputs.window,
                      "With --svg: draw only this part of the timeline, START:END as times ('20ms:80ms') or shares "
                      "of it ('0%:25%')");
@@ -52,6 +56,7 @@ sim::SimulationOptions simulation_options(const SimulateOutputs& outputs, bool a
   if (outputs.recv_placement) options.recv_placement = sim::parse_recv_placement(*outputs.recv_placement);
   options.pair_overlapped = !from_csv;
   options.offload_activations = outputs.offload;
+  options.recompute_in_bubbles = outputs.recompute_in_bubbles;
   if (outputs.overlap_f_b) {
     if (*outputs.overlap_f_b != "together" && *outputs.overlap_f_b != "sequential") {
       throw InputError(fmt::format("--overlap-f-b '{}': use together or sequential", *outputs.overlap_f_b));

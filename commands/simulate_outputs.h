@@ -25,10 +25,12 @@ struct SimulateOutputs {
   std::optional<std::string> window;      // --window, for --svg
   std::optional<std::string> csv_file;    // --csv-out: the order as a PyTorch schedule CSV
   bool offload = false;                   // --offload: waiting activations to host memory (sim/offload.h)
+  bool recompute_in_bubbles = false;      // --recompute-in-bubbles (sim/recompute_actions.h)
 };
 
 // --no-overlap, --recv-placement, --overlap-f-b, --json, --gantt,
-// --memory-cap, --trace, --svg, --window, --csv-out, --offload.
+// --memory-cap, --trace, --svg, --window, --csv-out, --offload,
+// --recompute-in-bubbles.
 void add_simulate_output_options(CLI::App& command, SimulateOutputs& outputs);
 
 // The options for the simulator itself: overlap, where RECVs go, how

@@ -247,6 +247,7 @@ void set_memory(LayerCost& layer, const BlockCost& attention, const BlockCost& m
     layer.activation_bytes = shape.whole(hidden * shape.element);
     layer.working_bytes = all;
   }
+  layer.recompute_bytes = std::max<std::int64_t>(0, all - layer.activation_bytes);
   const std::int64_t wgrad = shape.whole(attention.wgrad_whole + mlp.wgrad_whole) +
                              tokens * (attention.wgrad_split + mlp.wgrad_split);
   // The simulator frees M_W out of M_B, so M_W <= M_B. Only full recompute
@@ -272,29 +273,32 @@ void add_fp8_casts(LayerCost& layer) {
 // Adds the recomputed forward to the input-gradient pass.
 void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const RankShape& shape,
                    Recompute recompute, unsigned modules) {
-  PassWork& backward = layer.backward_input;
+  PassWork& redo = layer.recompute;
   const PassWork& forward = layer.forward;
   if (recompute == Recompute::kSelective) {
     const double tokens = static_cast<double>(shape.tokens);
     if ((modules & kCoreAttention) != 0) {
-      backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
-      backward.memory_bytes += attention.traffic_scores;
+      redo.attention = forward.attention;
+      redo.memory_bytes += attention.traffic_scores;
       layer.recompute_flops = forward.attention_flops();
     }
     if ((modules & kLayerNorm) != 0) {
       const double norms = attention.norm_traffic_whole + mlp.norm_traffic_whole;
-      backward.memory_bytes += tokens * (shape.sequence_parallel ? norms / shape.tp : norms);
+      redo.memory_bytes += tokens * (shape.sequence_parallel ? norms / shape.tp : norms);
     }
-    if ((modules & kMoeActivation) != 0) backward.memory_bytes += tokens * mlp.activation_traffic_split;
+    if ((modules & kMoeActivation) != 0) redo.memory_bytes += tokens * mlp.activation_traffic_split;
   } else if (recompute == Recompute::kFull) {
-    backward.gemms.insert(backward.gemms.end(), forward.gemms.begin(), forward.gemms.end());
-    backward.attention.insert(backward.attention.end(), forward.attention.begin(), forward.attention.end());
-    backward.memory_bytes += forward.memory_bytes;
-    backward.collectives.insert(backward.collectives.end(), forward.collectives.begin(), forward.collectives.end());
-    backward.expert_collectives.insert(backward.expert_collectives.end(), forward.expert_collectives.begin(),
-                                       forward.expert_collectives.end());
+    redo = forward;
+    redo.shard_collectives.clear();  // the gathered weights are still there
     layer.recompute_flops = forward.flops();
   }
+  PassWork& backward = layer.backward_input;
+  backward.gemms.insert(backward.gemms.end(), redo.gemms.begin(), redo.gemms.end());
+  backward.attention.insert(backward.attention.end(), redo.attention.begin(), redo.attention.end());
+  backward.memory_bytes += redo.memory_bytes;
+  backward.collectives.insert(backward.collectives.end(), redo.collectives.begin(), redo.collectives.end());
+  backward.expert_collectives.insert(backward.expert_collectives.end(), redo.expert_collectives.begin(),
+                                     redo.expert_collectives.end());
 }
 
 LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,

@@ -134,6 +134,7 @@ struct LayerCost {
   PassWork backward_input;   // input gradients, plus the recomputed forward if any
   PassWork backward_weight;  // weight gradients
   double recompute_flops = 0;  // of backward_input: the recomputed forward
+  PassWork recompute;          // of backward_input: the recomputed forward's work
   // Of the forward's GEMM FLOPs (and as many in I and in W): what the busiest
   // expert-parallel rank runs beyond the average (models::TrainingShape::
   // busiest_rank_load), which model FLOPs leave out.
@@ -144,6 +145,9 @@ struct LayerCost {
   std::int64_t weight_grad_bytes = 0;  // M_W: of M_B, kept after it until W
   std::int64_t logits_bytes = 0;       // of M_B: fp32 logits (output layer only)
   std::int64_t working_bytes = 0;      // transient during its backward (recompute, softmax gradient)
+  // Of working_bytes: what the recomputation brings back (M_B without
+  // recomputation less this M_B).
+  std::int64_t recompute_bytes = 0;
   std::int64_t output_bytes = 0;       // sent to the next stage if a boundary follows
 };
 

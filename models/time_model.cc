@@ -231,8 +231,11 @@ LayerOverheads layer_overheads(const LayerCost& layer, const HardwareConfig& har
 LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape) {
   const PassTerms forward = pass_terms(layer.forward, hardware, shape);
   const PassTerms backward_input = pass_terms(layer.backward_input, hardware, shape);
+  const double recompute = layer.recompute_flops > 0 || layer.recompute.memory_bytes > 0
+                               ? std::min(pass_time_s(layer.recompute, hardware, shape), backward_input.total_s())
+                               : 0.0;
   return {forward.total_s(), backward_input.total_s(), pass_time_s(layer.backward_weight, hardware, shape),
-          forward.expert_comm_s, backward_input.expert_comm_s};
+          forward.expert_comm_s, backward_input.expert_comm_s, recompute};
 }
 
 // nccl-tests' bus-bandwidth factors: all-reduce 2(n-1)/n in 2(n-1) steps

@@ -18,6 +18,8 @@ struct LayerTimes {
   // overlapped F&B) runs beside the other pass's compute.
   double forward_comm_s = 0;
   double backward_input_comm_s = 0;
+  // Of backward_input_s: the recomputed forward (0 without recomputation).
+  double recompute_s = 0;
 };
 
 // One pass's time by kind of work: the terms pass_time_s adds up.

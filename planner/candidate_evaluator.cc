@@ -17,11 +17,11 @@
 #include "planner/search_contexts.h"
 #include "planner/search_split.h"
 #include "planner/searched_order.h"
+#include "sim/search/searched_schedule.h"
 #include "planner/stage_recompute_split.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
-#include "sim/search/searched_schedule.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -140,6 +140,7 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.microbatches = group.microbatches;
   candidate.virtual_stages = choice.virtual_stages;
   candidate.schedule = choice.name;
+  candidate.activation_limit = choice.activation_limit;
   candidate.recompute = layers.shape.recompute;
   candidate.recompute_modules = layers.shape.recompute_modules;
   candidate.sequence_parallel = layers.shape.sequence_parallel;
@@ -375,6 +376,31 @@ std::optional<PendingCandidate> CandidateEvaluator::closest_to_fitting(
 }
 
 PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const {
+  bool redundant = false;
+  return replay(pending, redundant);
+}
+
+namespace {
+
+// Whether a searched order's activation limit changes nothing beside the
+// cap: it leaves every rank at least what the cap does, or the cap leaves
+// some rank less than one micro-batch (the cap's own candidate shows that).
+bool limit_redundant(const sim::ActivationLimit& limit, std::int64_t cap, const sim::PipelineCosts& costs) {
+  if (cap <= 0) return false;
+  const std::vector<std::int64_t> within = sim::activation_limits(limit, costs);
+  const std::vector<std::int64_t> capped = sim::limits_under_cap(cap, costs);
+  bool binds = false;
+  for (std::size_t rank = 0; rank < capped.size(); ++rank) {
+    if (capped[rank] < costs.stages[rank].activation_bytes) return true;
+    binds = binds || within[rank] < capped[rank];
+  }
+  return !binds;
+}
+
+}  // namespace
+
+PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending, bool& redundant) const {
+  redundant = false;
   const SearchGroup& group = groups_[pending.group];
   const LayerContext& layers = layers_[pending.group][pending.layers];
   const ScheduleContext& context = *schedule_of(pending.schedule, group);
@@ -409,10 +435,16 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const 
     for (std::size_t setting : settings) stage_recompute.push_back(variants[setting]->shape.recompute);
   }
   const ModelStageCosts costs = build_stage_costs(tables, layers.shape, *pending.split, schedule);
-  // Searched within what the cap leaves, as `simulate --plan` searches it.
+  // Searched within what the cap leaves (and the choice's limit), as
+  // `simulate --plan` searches it.
   if (searched) {
+    const std::optional<sim::ActivationLimit>& limit = context.choice.activation_limit;
+    if (limit && limit_redundant(*limit, setup.memory_cap_bytes, costs.costs)) {
+      redundant = true;
+      return {};
+    }
     schedule = search_order(context.choice.name, costs.costs, setup_topology(request_.hardware, setup),
-                            setup.microbatches, std::nullopt, setup.memory_cap_bytes, "the memory cap")
+                            setup.microbatches, limit, setup.memory_cap_bytes, "the memory cap", "the plan's limit")
                    .schedule;
   }
   const ModelSimulation simulation =

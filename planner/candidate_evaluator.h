@@ -83,6 +83,10 @@ class CandidateEvaluator {
   void choose_split(PendingCandidate& pending) const;
   // The candidate's figures, exactly `pipeplan simulate --plan`'s (its split chosen).
   PlanCandidate replay(const PendingCandidate& pending) const;
+  // The same; `redundant` set (and nothing replayed) where a searched
+  // order's activation limit leaves every rank what the cap does, so that
+  // the cap's own candidate is the same plan.
+  PlanCandidate replay(const PendingCandidate& pending, bool& redundant) const;
   // Of candidates no split fits, the one that comes closest, with its
   // leanest split (by the partitioner's exact estimate; one chunk per rank
   // only); none when none has one.

@@ -32,7 +32,7 @@ std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers
     // equal ones once.
     const bool same = previous != nullptr && layer.forward == previous->forward &&
                       layer.backward_input == previous->backward_input &&
-                      layer.backward_weight == previous->backward_weight;
+                      layer.backward_weight == previous->backward_weight && layer.recompute == previous->recompute;
     times.push_back(same ? times.back() : models::layer_times(layer, hardware, shape));
     previous = &layer;
   }
@@ -54,7 +54,8 @@ const models::HardwareConfig& checked_precision(const models::HardwareConfig& ha
 LayerTable::LayerTable(std::size_t layers) {
   for (std::vector<double>* prefix :
        {&forward_, &backward_input_, &backward_weight_, &forward_comm_, &backward_input_comm_, &forward_overhead_,
-        &backward_overhead_, &params_, &expert_params_, &activation_, &weight_grad_, &logits_, &fp8_copies_}) {
+        &backward_overhead_, &params_, &expert_params_, &activation_, &weight_grad_, &logits_, &fp8_copies_,
+        &recompute_, &recompute_bytes_}) {
     prefix->reserve(layers + 1);
     prefix->push_back(0.0);
   }
@@ -122,6 +123,8 @@ void LayerTable::append(const std::string& name, const models::LayerCost& layer,
   push_prefix(activation_, static_cast<double>(layer.activation_bytes));
   push_prefix(weight_grad_, static_cast<double>(layer.weight_grad_bytes));
   push_prefix(logits_, static_cast<double>(layer.logits_bytes));
+  push_prefix(recompute_, times.recompute_s);
+  push_prefix(recompute_bytes_, static_cast<double>(layer.recompute_bytes));
   output_.push_back(static_cast<double>(layer.output_bytes));
   working_.push_back(static_cast<double>(layer.working_bytes));
 }

@@ -63,6 +63,10 @@ class LayerTable {
   double activation_bytes(int i, int j) const { return range(activation_, i, j); }
   double weight_grad_bytes(int i, int j) const { return range(weight_grad_, i, j); }
   double logits_bytes(int i, int j) const { return range(logits_, i, j); }
+  // Of backward_input_s: the recomputed forward, and the activations it
+  // brings back (models::LayerCost::recompute_bytes).
+  double recompute_s(int i, int j) const { return range(recompute_, i, j); }
+  double recompute_bytes(int i, int j) const { return range(recompute_bytes_, i, j); }
   // Transient working memory: the largest over the run (one layer at a time).
   double working_bytes(int i, int j) const;
   // The transformer blocks (layers 1 .. n - 2) that differ from every
@@ -89,6 +93,7 @@ class LayerTable {
   std::vector<double> forward_comm_, backward_input_comm_;          // prefix sums
   std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums
   std::vector<double> params_, expert_params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
+  std::vector<double> recompute_, recompute_bytes_;                  // prefix sums
   std::vector<double> output_;                                       // per layer
   std::vector<double> working_;                                      // per layer, until finished
   std::vector<int> distinct_blocks_;

@@ -386,7 +386,7 @@ ModelSimulation simulate_expanded(const models::ModelLayers& layers, const model
     SearchedOrder order = search_order(
         std::string(family.name), costs.costs, setup_topology(hardware, setup), setup.microbatches,
         setup.activation_limit, capped ? setup.memory_cap_bytes : hardware.gpu.usable_memory_bytes(),
-        capped ? "the memory cap" : "the usable memory per GPU of " + hardware.name);
+        capped ? "the memory cap" : "the usable memory per GPU of " + hardware.name, setup.activation_limit_source);
     schedule = std::move(order.schedule);
     schedule_note = std::move(order.note);
   }

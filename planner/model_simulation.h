@@ -46,6 +46,7 @@ struct PipelineSetup {
   // A searched schedule's limit on each rank's activations; none: what
   // the memory cap (or the GPU's usable memory) leaves beside static bytes.
   std::optional<sim::ActivationLimit> activation_limit;
+  std::string activation_limit_source = "--activation-limit";  // what outputs call it
   // Recomputation per stage (p x v settings, in stage order), each stage's
   // layers costed with its own and selective with shape.recompute_modules;
   // empty: shape.recompute on every stage.

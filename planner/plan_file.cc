@@ -11,6 +11,7 @@
 #include "common/yaml_fields.h"
 #include "planner/stage_split.h"
 #include "sim/generators/registry.h"
+#include "sim/search/activation_limit.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -92,6 +93,7 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
   out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
   out << YAML::Key << "schedule" << YAML::Value << p.schedule;
+  if (p.activation_limit) out << YAML::Key << "activation_limit" << YAML::Value << p.activation_limit->spelled();
   out << YAML::Key << "virtual" << YAML::Value << p.virtual_stages;
   out << YAML::Key << "recompute" << YAML::Value;
   if (p.stage_recompute.empty()) {
@@ -145,6 +147,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
               "micro_batch_size",
               "microbatches",
               "schedule",
+              "activation_limit",
               "virtual",
               "recompute",
               "recompute_modules",
@@ -184,6 +187,18 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   p.schedule = std::string(
       parse_at(root["schedule"] ? root["schedule"] : root, path, "schedule",
                [](std::string_view text, std::string_view) { return sim::find_schedule_family(text).name; }));
+  if (root["activation_limit"]) {
+    if (!sim::is_searched(sim::find_schedule_family(p.schedule))) {
+      throw_at(path, root["activation_limit"],
+               fmt::format("'activation_limit' bounds a searched schedule's activations (ZBAuto), and the plan runs {}: "
+                           "drop it",
+                           p.schedule));
+    }
+    p.activation_limit = parse_at(root["activation_limit"], path, "activation_limit",
+                                  [](std::string_view text, std::string_view) {
+                                    return sim::parse_activation_limit(text, "'activation_limit'");
+                                  });
+  }
   if (!root["recompute"]) throw_at(path, root, "the plan has no 'recompute'");
   p.virtual_stages = read_count(root, "virtual", path);
   const YAML::Node recompute = root["recompute"];

@@ -18,6 +18,8 @@ PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
   setup.microbatches = plan.microbatches;
   setup.schedule = plan.schedule;
   setup.stage_recompute = plan.stage_recompute;
+  setup.activation_limit = plan.activation_limit;
+  setup.activation_limit_source = "the plan's activation_limit";
   return setup;
 }
 

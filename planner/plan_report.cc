@@ -39,6 +39,8 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"micro_batch_size", c.micro_batch_size},
           {"microbatches", c.microbatches},
           {"schedule", c.schedule},
+          {"activation_limit", c.activation_limit ? nlohmann::ordered_json(c.activation_limit->spelled())
+                                                  : nlohmann::ordered_json()},
           {"virtual", c.virtual_stages},
           {"recompute", c.stage_recompute.empty() ? std::string(models::recompute_name(c.recompute)) : "per-stage"},
           {"stage_recompute", stage_recompute_names(c)},
@@ -92,7 +94,7 @@ std::string candidate_row(std::size_t index, const PlanCandidate& c, bool expert
   return fmt::format(
       "  {:>2} {:>2} {:>2} {:>3} {:>5}{} {:>1} {:>2} {:>4} {:<21} {:>2} {:<{}} {:>10.0f} {:>5.1f} {:>10.1f} {:>10} {}\n",
       index, c.tp, c.cp, c.pp, c.dp, expert_cells(c, experts), static_cast<int>(c.zero), c.micro_batch_size,
-      c.microbatches, c.schedule, c.virtual_stages, candidate_recompute_label(c), recompute_width,
+      c.microbatches, candidate_schedule_label(c), c.virtual_stages, candidate_recompute_label(c), recompute_width,
       c.tokens_per_s, c.mfu * 100, c.iteration_time_s * 1e3, format_bytes(c.max_peak_bytes), counts_text(c.split));
 }
 
@@ -166,7 +168,7 @@ std::string plan_report_text(const PlanReport& report) {
                                                  plan.moe_dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
                                    : "",
                       plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "",
-                      plan.micro_batch_size, plan.microbatches, plan.schedule, plan.virtual_stages,
+                      plan.micro_batch_size, plan.microbatches, candidate_schedule_label(plan), plan.virtual_stages,
                       candidate_recompute_label(plan), plan.runtime.fp8 ? ", fp8" : "",
                       counts_text(report.best.split));
   // A profile's notes say where its shapes were interpolated or extrapolated.

@@ -191,6 +191,11 @@ std::string candidate_recompute_label(const PlanCandidate& candidate) {
              : models::stage_recompute_label(candidate.stage_recompute, candidate.recompute_modules);
 }
 
+std::string candidate_schedule_label(const PlanCandidate& candidate) {
+  return candidate.activation_limit ? fmt::format("{} {}", candidate.schedule, candidate.activation_limit->spelled())
+                                    : candidate.schedule;
+}
+
 bool recomputes_selective(const PlanCandidate& candidate) {
   return models::recomputes_selective(candidate.recompute, candidate.stage_recompute);
 }
@@ -323,9 +328,18 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
       }
     }
     std::vector<PlanCandidate> replayed(to_replay.size());
-    parallel_for(to_replay.size(), request.threads,
-                 [&](std::size_t i) { replayed[i] = evaluator.replay(*to_replay[i]); });
-    for (PlanCandidate& candidate : replayed) {
+    std::vector<char> redundant(to_replay.size());
+    parallel_for(to_replay.size(), request.threads, [&](std::size_t i) {
+      bool same = false;
+      replayed[i] = evaluator.replay(*to_replay[i], same);
+      redundant[i] = same;
+    });
+    for (std::size_t i = 0; i < replayed.size(); ++i) {
+      PlanCandidate& candidate = replayed[i];
+      if (redundant[i]) {
+        ++result.rejected["an activation limit the cap already keeps to (the cap's own candidate)"];
+        continue;
+      }
       ++result.candidates_evaluated;
       // Ties go by the memory objective's order, whatever the replay order.
       if (!result.lowest_peak || better(candidate, *result.lowest_peak, Objective::kMemory)) {

@@ -23,6 +23,7 @@
 #include "planner/partitioner.h"
 #include "planner/stage_split.h"
 #include "profiler/profile_file.h"
+#include "sim/search/activation_limit.h"
 
 namespace pipeplan::planner {
 
@@ -78,6 +79,9 @@ struct PlanCandidate {
   double moe_load_imbalance = 1.0, moe_capacity_factor = 0;
   models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
   std::string schedule;
+  // A searched order's limit on each rank's activations beside the cap
+  // (ScheduleChoice::activation_limit); none: the cap's alone.
+  std::optional<sim::ActivationLimit> activation_limit;
   models::Recompute recompute = models::Recompute::kNone;
   unsigned recompute_modules = models::kDefaultRecomputeModules;  // with selective
   // Recomputation per stage (PipelineSetup::stage_recompute; `recompute` is
@@ -118,6 +122,9 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
 // What outputs call its recomputation: recompute_label, or with per-stage
 // recomputation models::stage_recompute_label.
 std::string candidate_recompute_label(const PlanCandidate& candidate);
+// What outputs call its schedule: the name, with a searched order's
+// activation limit ("ZBAuto 2p").
+std::string candidate_schedule_label(const PlanCandidate& candidate);
 // Whether some stage recomputes selectively (recompute_modules apply).
 bool recomputes_selective(const PlanCandidate& candidate);
 

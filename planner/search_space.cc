@@ -247,14 +247,23 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
   auto choices_for = [&](const sim::ScheduleFamily& family) {
     const std::string name(family.name);
     std::vector<ScheduleChoice> choices;
-    if (sim::runs_any_virtual_stages(family)) {
+    if (sim::is_searched(family) &&
+        (!request.virtual_stages || *request.virtual_stages == family.default_virtual_stages)) {
+      // The memory limit as an axis: what the cap leaves, and Zero Bubble's
+      // ZB-2p and ZB-1p limits (2p and p x M_B), lighter where they bind.
+      using Unit = sim::ActivationLimit::Unit;
+      choices.push_back({name, family.default_virtual_stages, std::nullopt});
+      for (double depths : {2.0, 1.0}) {
+        choices.push_back({name, family.default_virtual_stages, sim::ActivationLimit{Unit::kPipelineDepths, depths}});
+      }
+    } else if (sim::runs_any_virtual_stages(family)) {
       if (request.virtual_stages) {
-        choices.push_back({name, *request.virtual_stages});
+        choices.push_back({name, *request.virtual_stages, std::nullopt});
       } else {
-        for (int v = 2; v <= std::max(2, request.model.layers / 2); ++v) choices.push_back({name, v});
+        for (int v = 2; v <= std::max(2, request.model.layers / 2); ++v) choices.push_back({name, v, std::nullopt});
       }
     } else if (!request.virtual_stages || *request.virtual_stages == family.default_virtual_stages) {
-      choices.push_back({name, family.default_virtual_stages});
+      choices.push_back({name, family.default_virtual_stages, std::nullopt});
     }
     return choices;
   };

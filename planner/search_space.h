@@ -6,12 +6,14 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <string>
 #include <vector>
 
 #include "planner/plan_search.h"
 #include "sim/generators/registry.h"
+#include "sim/search/activation_limit.h"
 
 namespace pipeplan::planner {
 
@@ -28,6 +30,9 @@ inline double step_tokens(const SearchGroup& group, int seq_len) {
 struct ScheduleChoice {
   std::string name;
   int virtual_stages = 1;
+  // A searched order's limit on each rank's activations beside the cap
+  // (the tighter of the two binds); none: the cap's alone.
+  std::optional<sim::ActivationLimit> activation_limit;
 };
 
 class SearchSpace {

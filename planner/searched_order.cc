@@ -14,7 +14,7 @@ namespace pipeplan::planner {
 SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& costs,
                            const sim::Topology& topology, int microbatches,
                            const std::optional<sim::ActivationLimit>& activation_limit, std::int64_t memory_cap,
-                           const std::string& cap_source) {
+                           const std::string& cap_source, const std::string& limit_source) {
   sim::ZeroBubbleSearchRequest request;
   request.microbatches = microbatches;
   request.costs = costs;
@@ -22,7 +22,7 @@ SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& 
   std::string within;
   if (activation_limit) {
     request.memory_limit_bytes = sim::activation_limits(*activation_limit, costs);
-    within = fmt::format("{} per rank (--activation-limit)", activation_limit->describe());
+    within = fmt::format("{} per rank ({})", activation_limit->describe(), limit_source);
     if (memory_cap > 0) {
       // Both bound it: the tighter on each rank.
       const std::vector<std::int64_t> capped = sim::limits_under_cap(memory_cap, costs);

@@ -26,10 +26,11 @@ struct SearchedOrder {
 // keeps to the tighter of the two. A cap alone that leaves some rank less
 // than one micro-batch gives the order holding one on every rank (the
 // note says so; its replay reports the rank over the cap).
+// `limit_source` names where the activation limit came from.
 // Throws InputError naming the limit when no order keeps to it.
 SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& costs,
                            const sim::Topology& topology, int microbatches,
                            const std::optional<sim::ActivationLimit>& activation_limit, std::int64_t memory_cap,
-                           const std::string& cap_source);
+                           const std::string& cap_source, const std::string& limit_source = "--activation-limit");
 
 }  // namespace pipeplan::planner

@@ -26,6 +26,8 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
   cost.activation_bytes = to_bytes(table.activation_bytes(i, j) * scale);
   cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j) * scale);
   cost.logits_bytes = to_bytes(table.logits_bytes(i, j) * scale);
+  cost.recompute_s = table.recompute_s(i, j) * scale;
+  cost.recompute_bytes = to_bytes(table.recompute_bytes(i, j) * scale);
   // The boundary carries the output of the layer before it.
   cost.send_bytes = to_bytes(table.boundary_bytes(j) * scale);
   const double port = table.shared_network_bandwidth();

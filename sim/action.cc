@@ -48,6 +48,7 @@ std::string_view kind_name(OpKind kind) {
     case OpKind::kBackward: return "B";
     case OpKind::kBackwardInput: return "I";
     case OpKind::kBackwardWeight: return "W";
+    case OpKind::kRecompute: return "RECOMPUTE";
     case OpKind::kSendForward: return "SEND_F";
     case OpKind::kRecvForward: return "RECV_F";
     case OpKind::kSendBackward: return "SEND_B";

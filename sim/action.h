@@ -15,6 +15,10 @@ enum class OpKind : std::uint8_t {
   kBackward,        // B: full backward (input and weight gradients together)
   kBackwardInput,   // I: input-gradient backward only (Zero Bubble's B)
   kBackwardWeight,  // W: weight-gradient backward only
+  // The forward recomputed ahead of its backward (activation checkpointing
+  // run as its own pass, Mario's placement: sim/recompute_actions.h),
+  // placed by the simulator, not written in schedules (no PyTorch action).
+  kRecompute,       // RECOMPUTE
   kSendForward,     // SEND_F: send this stage's activation to stage + 1
   kRecvForward,     // RECV_F: receive this stage's input from stage - 1
   kSendBackward,    // SEND_B: send this stage's input gradient to stage - 1
@@ -37,7 +41,9 @@ struct Action {
   friend bool operator==(const Action&, const Action&) = default;
 };
 
-constexpr bool is_compute(OpKind kind) { return kind <= OpKind::kBackwardWeight; }
+// The compute kinds lead the enum: F, B, I, W, RECOMPUTE.
+constexpr int kComputeKinds = 5;
+constexpr bool is_compute(OpKind kind) { return kind <= OpKind::kRecompute; }
 constexpr bool is_host_copy(OpKind kind) { return kind == OpKind::kOffload || kind == OpKind::kReload; }
 // Stage-to-stage communication (SEND/RECV).
 constexpr bool is_comm(OpKind kind) { return !is_compute(kind) && !is_host_copy(kind); }

@@ -42,7 +42,7 @@ class ActionIndex {
                kKinds +
            static_cast<std::size_t>(kind);
   }
-  static constexpr std::size_t kKinds = 8;
+  static constexpr std::size_t kKinds = 9;  // the compute kinds and SEND/RECV (not host copies)
 
   const Schedule* schedule_;
   int microbatches_;

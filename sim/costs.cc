@@ -49,6 +49,14 @@ PipelineCosts expand_rank_costs(const RankCosts& costs, const Schedule& schedule
     cost.activation_bytes = scale_bytes(activation, scale / chunks);
     cost.weight_grad_bytes = scale_bytes(weight_grad, scale / chunks);
     cost.send_bytes = scale_bytes(rank_value(costs.send_bytes, rank, ranks, "p2p-bytes"), scale);
+    const double recompute = rank_value(costs.recompute_s, rank, ranks, "tr");
+    if (recompute > rank_value(costs.backward_input_s, rank, ranks, "tb")) {
+      throw InputError(fmt::format("--tr ({} ms) exceeds --tb on rank {}: the recomputed forward is part of the "
+                                   "input-gradient backward's time; give --tb with it included",
+                                   recompute * 1e3, rank));
+    }
+    cost.recompute_s = recompute * scale / chunks;
+    cost.recompute_bytes = scale_bytes(rank_value(costs.recompute_bytes, rank, ranks, "recompute-bytes"), scale / chunks);
   }
   expanded.static_bytes.resize(static_cast<std::size_t>(ranks));
   for (int rank = 0; rank < ranks; ++rank) {
@@ -63,6 +71,7 @@ double action_duration_s(const StageCost& cost, OpKind kind) {
     case OpKind::kBackward: return cost.backward_input_s + cost.backward_weight_s;
     case OpKind::kBackwardInput: return cost.backward_input_s;
     case OpKind::kBackwardWeight: return cost.backward_weight_s;
+    case OpKind::kRecompute: return cost.recompute_s;
     default: return 0.0;
   }
 }

@@ -33,6 +33,16 @@ struct StageCost {
   // not): an overlapped pair's port carries both passes' communication and
   // a message of each.
   double network_message_s = 0;
+  // Of backward_input_s: the recomputed forward (activation checkpointing),
+  // and the activations it brings back for the backward (0: nothing is
+  // recomputed).
+  double recompute_s = 0;
+  std::int64_t recompute_bytes = 0;
+  // Set where the schedule runs the recomputation as RECOMPUTE actions of
+  // their own (sim/recompute_actions.h): backward_input_s then leaves out
+  // recompute_s, a RECOMPUTE takes recompute_bytes when it starts and the
+  // backward (I or B) frees them when it ends.
+  bool recompute_apart = false;
 };
 
 struct PipelineCosts {
@@ -53,13 +63,17 @@ struct RankCosts {
   std::vector<std::int64_t> weight_grad_bytes{0};
   std::vector<std::int64_t> static_bytes{0};
   std::vector<std::int64_t> send_bytes{0};
+  // Of backward_input_s: the recomputed forward, and the bytes it brings back.
+  std::vector<double> recompute_s{0.0};
+  std::vector<std::int64_t> recompute_bytes{0};
 };
 
 // Spreads per-rank costs over the schedule's stages: times and activation
 // bytes split evenly over a rank's chunks; message sizes do not split (a
 // boundary carries the whole activation). Everything scales by the
 // schedule's microbatch_scale. Throws InputError for a list whose length
-// is neither 1 nor the number of ranks, or M_W > M_B.
+// is neither 1 nor the number of ranks, M_W > M_B, or a recomputation
+// longer than the backward it is part of.
 PipelineCosts expand_rank_costs(const RankCosts& costs, const Schedule& schedule);
 
 double action_duration_s(const StageCost& cost, OpKind kind);

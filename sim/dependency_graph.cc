@@ -83,6 +83,7 @@ class GraphBuilder {
       case OpKind::kBackward:
       case OpKind::kBackwardInput:
       case OpKind::kBackwardWeight:
+      case OpKind::kRecompute:  // needs only its own forward, earlier on this rank
         add_input_edges(action, self);
         weights_[self] = duration(action);
         break;

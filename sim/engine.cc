@@ -393,7 +393,6 @@ class Engine {
   const EngineOptions options_;
   std::span<EngineObserver* const> observers_;
 
-  static constexpr int kComputeKinds = 4;  // F, B, I, W lead the OpKind enum
   std::vector<double> durations_;           // [stage][compute kind]
   std::vector<double> ready_;
   std::vector<char> reloading_;       // per (stage, mb): offloaded, its backward waits for the reload

@@ -80,14 +80,15 @@ class Taken {
  public:
   explicit Taken(const Schedule& schedule)
       : microbatches_(schedule.microbatches),
-        taken_(static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches) * 4, false) {}
+        taken_(static_cast<std::size_t>(schedule.stages) * static_cast<std::size_t>(schedule.microbatches) * kComputeKinds,
+               false) {}
   void mark(const Action& action) { taken_[slot(action)] = true; }
   bool has(int stage, int microbatch, OpKind kind) const { return taken_[slot({stage, microbatch, kind})]; }
 
  private:
   std::size_t slot(const Action& action) const {
     return (static_cast<std::size_t>(action.stage) * static_cast<std::size_t>(microbatches_) +
-            static_cast<std::size_t>(action.microbatch)) * 4 +
+            static_cast<std::size_t>(action.microbatch)) * kComputeKinds +
            static_cast<std::size_t>(action.kind);
   }
   int microbatches_;

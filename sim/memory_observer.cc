@@ -10,19 +10,25 @@ MemoryObserver::MemoryObserver(const PipelineCosts& costs, int ranks, bool recor
 }
 
 void MemoryObserver::on_compute_start(const ComputeRecord& record) {
-  if (record.action.kind != OpKind::kForward) return;
   const StageCost& cost = costs_.stages[static_cast<std::size_t>(record.action.stage)];
-  change(record.rank, record.start_s, cost.activation_bytes, cost.logits_bytes, 1);
+  if (record.action.kind == OpKind::kForward) {
+    change(record.rank, record.start_s, cost.activation_bytes, cost.logits_bytes, 1);
+  } else if (record.action.kind == OpKind::kRecompute) {
+    change(record.rank, record.start_s, cost.recompute_bytes, 0, 0);
+  }
 }
 
 void MemoryObserver::on_compute_end(const ComputeRecord& record) {
   const StageCost& cost = costs_.stages[static_cast<std::size_t>(record.action.stage)];
+  // What its RECOMPUTE brought back leaves with the backward.
+  const std::int64_t recomputed = cost.recompute_apart ? cost.recompute_bytes : 0;
   switch (record.action.kind) {
     case OpKind::kBackward:
-      change(record.rank, record.end_s, -cost.activation_bytes, -cost.logits_bytes, -1);
+      change(record.rank, record.end_s, -cost.activation_bytes - recomputed, -cost.logits_bytes, -1);
       break;
     case OpKind::kBackwardInput:
-      change(record.rank, record.end_s, -(cost.activation_bytes - cost.weight_grad_bytes), -cost.logits_bytes, -1);
+      change(record.rank, record.end_s, -(cost.activation_bytes - cost.weight_grad_bytes) - recomputed,
+             -cost.logits_bytes, -1);
       break;
     case OpKind::kBackwardWeight: change(record.rank, record.end_s, -cost.weight_grad_bytes, 0, 0); break;
     default: break;

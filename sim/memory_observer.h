@@ -3,7 +3,8 @@
 // they end. Also counts in-flight chunks (F run, I/B not yet). An offloaded
 // micro-batch's M_B leaves the device when its OFFLOAD lands (held on the
 // host until its RELOAD lands) and takes device memory again when its
-// RELOAD is issued (the copy's destination).
+// RELOAD is issued (the copy's destination). A RECOMPUTE adds the bytes
+// it brings back when it starts; its backward frees them when it ends.
 #pragma once
 
 #include <cstdint>

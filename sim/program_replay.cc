@@ -15,7 +15,6 @@ namespace {
 constexpr double kNotReady = -1.0;
 constexpr std::int64_t kNone = -1;
 constexpr std::uint32_t kNoAction = 0xffffffffu;
-constexpr int kComputeKinds = 4;  // F, B, I, W lead the OpKind enum
 
 // A boundary's transfer: the link it takes (-1: the stages share a rank) and how long it lasts.
 struct Crossing {

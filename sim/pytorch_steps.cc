@@ -84,7 +84,8 @@ class Replay {
       case OpKind::kBackwardInput:
         return s == last || has(s, m, OpKind::kRecvBackward) ||
                (same_rank(s + 1, s) && (has(s + 1, m, OpKind::kBackwardInput) || has(s + 1, m, OpKind::kBackward)));
-      case OpKind::kBackwardWeight: return true;
+      case OpKind::kBackwardWeight:
+      case OpKind::kRecompute: return true;  // needs only its own forward, on this rank
       case OpKind::kSendForward: return has(s, m, OpKind::kForward);
       case OpKind::kSendBackward: return has(s, m, OpKind::kBackwardInput) || has(s, m, OpKind::kBackward);
       case OpKind::kRecvForward: return s > 0 && has(s - 1, m, OpKind::kSendForward);

@@ -12,6 +12,7 @@
 #include "sim/memory_observer.h"
 #include "sim/offload.h"
 #include "sim/program_replay.h"
+#include "sim/recompute_actions.h"
 #include "sim/usage_observer.h"
 #include "sim/validation.h"
 
@@ -26,13 +27,13 @@ void check_costs(const Schedule& schedule, const PipelineCosts& costs) {
   }
   for (std::size_t stage = 0; stage < costs.stages.size(); ++stage) {
     const StageCost& cost = costs.stages[stage];
-    for (double time : {cost.forward_s, cost.backward_input_s, cost.backward_weight_s}) {
+    for (double time : {cost.forward_s, cost.backward_input_s, cost.backward_weight_s, cost.recompute_s}) {
       if (!std::isfinite(time) || time < 0) {
         throw InputError(fmt::format("stage {} costs {} s for one of its passes; every time must be finite and >= 0",
                                      stage, time));
       }
     }
-    if (cost.activation_bytes < 0 || cost.weight_grad_bytes < 0 || cost.send_bytes < 0) {
+    if (cost.activation_bytes < 0 || cost.weight_grad_bytes < 0 || cost.send_bytes < 0 || cost.recompute_bytes < 0) {
       throw InputError(fmt::format("stage {} has negative byte counts; sizes must be >= 0", stage));
     }
   }
@@ -141,6 +142,19 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
     } else {
       validate_schedule(schedule);
     }
+  }
+  if (options.recompute_in_bubbles) {
+    if (options.offload_activations) {
+      throw InputError("recomputation in the bubbles with activation offload is not built (a RECOMPUTE would "
+                       "wait for the reload of its checkpoint): use one of them");
+    }
+    const RecomputeActions apart = add_recompute_actions(schedule, costs);
+    SimulationOptions rest = options;
+    rest.recompute_in_bubbles = false;
+    rest.validate = false;  // the schedule was; the RECOMPUTEs need only their own forwards
+    SimulationReport report = simulate(apart.schedule, apart.costs, topology, rest);
+    report.recompute_actions = apart.actions;
+    return report;
   }
   SimulationReport report;
   report.schedule = schedule.name;

@@ -38,6 +38,9 @@ struct SimulationOptions {
   // Offload waiting activations to host memory over the topology's host
   // link (sim/offload.h); runs the engine, without a critical path.
   bool offload_activations = false;
+  // Run each recomputing stage's recomputation as RECOMPUTE actions ahead
+  // of their backwards (sim/recompute_actions.h).
+  bool recompute_in_bubbles = false;
 };
 
 struct RankReport {
@@ -80,6 +83,7 @@ struct SimulationReport {
   std::size_t transfers = 0;  // host copies included
   int links = 0;              // host links included
   std::size_t host_copies = 0;  // OFFLOAD and RELOAD (SimulationOptions::offload_activations)
+  std::size_t recompute_actions = 0;  // RECOMPUTE (SimulationOptions::recompute_in_bubbles), of compute_actions
   std::vector<RankReport> ranks_detail;
   // Per stage: when its first forward starts and when its weight gradients
   // are final (its last B or W ends).

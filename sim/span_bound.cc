@@ -5,7 +5,6 @@
 namespace pipeplan::sim {
 namespace {
 
-constexpr int kComputeKinds = 4;  // F, B, I, W lead the OpKind enum
 
 std::size_t index(OpKind kind) { return static_cast<std::size_t>(kind); }
 
@@ -16,7 +15,7 @@ SpanBound::SpanBound(const Schedule& schedule) {
   std::vector<int> lowest_stage(static_cast<std::size_t>(schedule.ranks), schedule.stages);
   bool split = false;
   for (std::size_t rank = 0; rank < schedule.actions.size(); ++rank) {
-    Counts& counts = sums_.emplace_back(stages, std::array<int, 4>{});
+    Counts& counts = sums_.emplace_back(stages, std::array<int, kComputeKinds>{});
     for (const Action& action : schedule.actions[rank]) {
       if (!is_compute(action.kind)) continue;
       ++counts[static_cast<std::size_t>(action.stage)][index(action.kind)];
@@ -30,7 +29,7 @@ SpanBound::SpanBound(const Schedule& schedule) {
   std::vector<std::array<int, 3>> per_stage(stages, std::array<int, 3>{});
   for (const Counts& counts : sums_) {
     for (std::size_t stage = 0; stage < stages; ++stage) {
-      const std::array<int, 4>& n = counts[stage];
+      const std::array<int, kComputeKinds>& n = counts[stage];
       const int full = n[index(OpKind::kBackward)];
       per_stage[stage][0] += n[index(OpKind::kForward)];
       per_stage[stage][1] += full + n[index(OpKind::kBackwardInput)];
@@ -42,7 +41,7 @@ SpanBound::SpanBound(const Schedule& schedule) {
   if (uniform_) per_stage_ = per_stage[0];
   for (const int first : lowest_stage) {
     if (first >= schedule.stages) continue;  // a rank with nothing to do
-    Counts& chain = sums_.emplace_back(stages, std::array<int, 4>{});
+    Counts& chain = sums_.emplace_back(stages, std::array<int, kComputeKinds>{});
     for (auto stage = static_cast<std::size_t>(first); stage < stages; ++stage) {
       chain[stage][index(OpKind::kForward)] = 1;
       chain[stage][index(split ? OpKind::kBackwardInput : OpKind::kBackward)] = 1;

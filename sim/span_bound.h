@@ -45,7 +45,7 @@ class SpanBound {
 
  private:
   // Compute actions per stage and kind (F, B, I, W) in one sum.
-  using Counts = std::vector<std::array<int, 4>>;
+  using Counts = std::vector<std::array<int, kComputeKinds>>;
   std::vector<Counts> sums_;  // each rank's compute, then each rank's chain
   int ranks_ = 0;
   std::array<int, 3> per_stage_{};  // each stage's F, B + I and B + W passes, when equal

@@ -155,6 +155,9 @@ const Args kSimulate{
     {"csv-out", "--csv-out {file}"},
     {"offload", "--offload"},
     {"host-bandwidth", "--host-bandwidth 1GB/s"},
+    {"recompute-in-bubbles", "--recompute-in-bubbles"},
+    {"tr", "--tr 0.5"},
+    {"recompute-bytes", "--recompute-bytes 1MiB"},
 };
 
 TEST(OptionWalk, SimulateWithGivenTimes) {

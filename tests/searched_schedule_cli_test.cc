@@ -7,6 +7,7 @@
 // the same figures. Bad limits get one line and exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -67,13 +68,21 @@ TEST(SearchedScheduleCli, AModelsOrderFitsWhatEachGpuLeaves) {
   EXPECT_NE(report["schedule_search"].get<std::string>().find("usable memory per GPU of h100-sxm"), std::string::npos);
 }
 
-TEST(SearchedScheduleCli, APlanWithASearchedOrderReplaysToItsFigures) {
-  const std::string plan = temp_path("zbauto-plan.yaml");
+// Llama 3 8B on 8 H100s, p 4, ZBAuto: the plan's JSON report, its best
+// written to `plan`.
+json planned_zbauto(const std::string& plan) {
   const CommandResult planned = run(
       "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 8192 --pp 4 --schedule ZBAuto "
       "--json --out " + plan);
-  ASSERT_EQ(planned.code, 0) << planned.err;
-  const json best = json::parse(planned.out)["best"];
+  EXPECT_EQ(planned.code, 0) << planned.err;
+  return planned.code == 0 ? json::parse(planned.out) : json::object();
+}
+
+TEST(SearchedScheduleCli, APlanWithASearchedOrderReplaysToItsFigures) {
+  const std::string plan = temp_path("zbauto-plan.yaml");
+  const json planned = planned_zbauto(plan);
+  ASSERT_TRUE(planned.contains("best"));
+  const json best = planned["best"];
   EXPECT_EQ(best["schedule"], "ZBAuto");
   for (const json& peak : best["peak_memory_bytes"]) EXPECT_LE(peak.get<double>(), 76.0 * (1 << 30));
   const CommandResult replay = run("simulate --plan " + plan + " --json");
@@ -83,6 +92,45 @@ TEST(SearchedScheduleCli, APlanWithASearchedOrderReplaysToItsFigures) {
   // Another cap searches another order: the replay says it re-costed the plan.
   const json recapped = json::parse(run("simulate --plan " + plan + " --memory-cap 60GiB --json").out);
   EXPECT_EQ(recapped["plan_overrides"][0], "--memory-cap 60GiB");
+}
+
+// The memory limit as a plan axis: beside each candidate's order within the
+// cap, the orders within 2p and p x M_B where those are tighter, lighter
+// points on the Pareto front; a plan file carries its limit, and the replay
+// searches within it.
+TEST(SearchedScheduleCli, PlanSearchesTheLimitAsAnAxis) {
+  const std::string plan = temp_path("zbauto-limit-plan.yaml");
+  const json report = planned_zbauto(plan);
+  ASSERT_TRUE(report.contains("pareto"));
+  const auto largest = [](const json& peaks) {
+    double most = 0;
+    for (const json& peak : peaks) most = std::max(most, peak.get<double>());
+    return most;
+  };
+  const double best_peak = largest(report["best"]["peak_memory_bytes"]);
+  bool lighter_limited = false;
+  for (const json& point : report["pareto"]) {
+    if (point["activation_limit"].is_null()) continue;
+    lighter_limited = lighter_limited || largest(point["peak_memory_bytes"]) < best_peak;
+  }
+  EXPECT_TRUE(lighter_limited) << report["pareto"].dump().substr(0, 600);
+  // The best plan with a limit of p x M_B written in: the replay keeps to it.
+  const std::string limited = write_temp("zbauto-limit-1p.yaml", slurp(plan) + "activation_limit: 1p\n");
+  const CommandResult replay = run("simulate --plan " + limited + " --json");
+  ASSERT_EQ(replay.code, 0) << replay.err;
+  const json replayed = json::parse(replay.out);
+  EXPECT_NE(replayed["schedule_search"].get<std::string>().find("p x M_B per rank (the plan's activation_limit)"),
+            std::string::npos)
+      << replayed["schedule_search"];
+  double replayed_peak = 0;
+  for (const json& rank : replayed["ranks_detail"]) {
+    replayed_peak = std::max(replayed_peak, rank["peak_memory_bytes"].get<double>());
+  }
+  EXPECT_LT(replayed_peak, best_peak);
+  std::string text = slurp(limited);
+  text.replace(text.find("schedule: ZBAuto"), 16, "schedule: 1F1B");
+  const std::string wrong = write_temp("limit-on-1f1b.yaml", text);
+  expect_refused("simulate --plan " + wrong, "'activation_limit' bounds a searched schedule");
 }
 
 TEST(SearchedScheduleCli, BadLimitsGetOneLine) {

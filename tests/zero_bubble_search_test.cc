@@ -112,14 +112,21 @@ TEST(ZeroBubbleSearch, WhereMemoryBindsNoSlowerThanAHandOrderAtThatMemory) {
   EXPECT_DOUBLE_EQ(by_hand.cost_s, 350);
 }
 
+// The search's order for `request`, checked valid and within `limit` on
+// every rank at every instant of its replay.
+SearchedSchedule searched_within(const ZeroBubbleSearchRequest& request, std::int64_t limit) {
+  SearchedSchedule searched = search_zero_bubble(request);
+  EXPECT_NO_THROW(validate_schedule(searched.schedule));
+  for (const RankReport& rank : searched.report.ranks_detail) EXPECT_LE(rank.peak_activation_bytes, limit);
+  return searched;
+}
+
 TEST(ZeroBubbleSearch, KeepsATightLimitAndRefusesAnImpossibleOne) {
   // Two micro-batches of activations a rank still run (each F waits for a
   // backward to free one), within the limit at every instant of the replay.
   const ZeroBubbleSearchRequest tight =
       request_with_bytes({"unit", 0, 0, 4, 12, 1.0, 1.0, 0.5, 0.0, 0, 0}, 2000, 1000, 500);
-  const SearchedSchedule searched = search_zero_bubble(tight);
-  EXPECT_NO_THROW(validate_schedule(searched.schedule));
-  for (const RankReport& rank : searched.report.ranks_detail) EXPECT_LE(rank.peak_activation_bytes, 2000);
+  const SearchedSchedule searched = searched_within(tight, 2000);
   // More memory never makes it slower.
   ZeroBubbleSearchRequest roomy = tight;
   roomy.memory_limit_bytes = {8000};
@@ -130,6 +137,14 @@ TEST(ZeroBubbleSearch, KeepsATightLimitAndRefusesAnImpossibleOne) {
   ZeroBubbleSearchRequest no_w = tight;
   no_w.costs.stages[1].backward_weight_s = 0;
   EXPECT_THROW(search_zero_bubble(no_w), InputError);
+}
+
+// With full recomputation M_W is all of M_B (W's inputs come from the
+// recomputed forward): only W frees memory, so the greedy orders, which
+// defer W, hold more than p micro-batches. 1F1B's split orders keep to p
+// x M_B: the search must find one rather than report none.
+TEST(ZeroBubbleSearch, FindsAnOrderWhenOnlyWFreesMemory) {
+  searched_within(request_with_bytes({"unit", 0, 0, 4, 16, 1.0, 1.0, 0.5, 0.0, 0, 0}, 4000, 1000, 1000), 4000);
 }
 
 }  // namespace

@@ -121,8 +121,9 @@ void BasicStageRunner<Backend>::execute(const sim::Action& action, Channel& chan
     }
     case sim::OpKind::kOffload:
     case sim::OpKind::kReload:
-      // Only the simulator places host copies; plans carry none.
-      throw std::logic_error("validate runs no activation offload");
+    case sim::OpKind::kRecompute:
+      // Only the simulator places host copies and recomputations apart; plans carry none.
+      throw std::logic_error("validate runs no activation offload and no recomputation apart");
   }
 }
 

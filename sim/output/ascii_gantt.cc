@@ -40,7 +40,7 @@ std::string render_row(const std::vector<const ComputeRecord*>& computes, const 
     while (end < owners.size() && owners[end] == owner) ++end;
     if (owner != kIdle) {
       const Action& action = computes[static_cast<std::size_t>(owner)]->action;
-      const std::string letter(kind_name(action.kind));
+      const std::string letter = action.kind == OpKind::kRecompute ? "R" : std::string(kind_name(action.kind));
       const std::string label = letter + std::to_string(action.microbatch);
       std::fill(row.begin() + static_cast<std::ptrdiff_t>(column), row.begin() + static_cast<std::ptrdiff_t>(end),
                 letter[0]);
@@ -79,7 +79,8 @@ std::string ascii_gantt(const SimulationReport& report, int width) {
     out += fmt::format("rank {:>{}} |{}|\n", rank, digits,
                        render_row(computes, column_owners(computes, width, column_s)));
   }
-  out += "F forward  B backward  I backward input  W backward weight  . idle\n";
+  out += fmt::format("F forward  B backward  I backward input  W backward weight{}  . idle\n",
+                     report.recompute_actions > 0 ? "  R recompute" : "");
   out += fmt::format("1 column = {:.4g} ms\n", column_s * 1e3);
   return out;
 }

@@ -36,6 +36,7 @@ std::string_view category_of(OpKind kind) {
     case OpKind::kBackward: return "backward";
     case OpKind::kBackwardInput: return "backward-input";
     case OpKind::kBackwardWeight: return "backward-weight";
+    case OpKind::kRecompute: return "recompute";
     default: return "comm";
   }
 }
@@ -47,6 +48,7 @@ std::string_view colour_of(OpKind kind) {
     case OpKind::kBackward: return "rail_load";
     case OpKind::kBackwardInput: return "thread_state_running";
     case OpKind::kBackwardWeight: return "thread_state_iowait";
+    case OpKind::kRecompute: return "thread_state_runnable";
     default: return "generic_work";
   }
 }

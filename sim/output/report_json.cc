@@ -63,6 +63,7 @@ nlohmann::ordered_json report_to_json(const SimulationReport& report) {
       {"transfers", report.transfers},
       {"links", report.links},
       {"host_copies", report.host_copies},
+      {"recompute_actions", report.recompute_actions},
   };
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankReport& rank : report.ranks_detail) ranks.push_back(rank_to_json(rank));

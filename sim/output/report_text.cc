@@ -25,8 +25,12 @@ std::string headline(const SimulationReport& report) {
   text += fmt::format("  bubble rate            {:>10.2f} %   1 - busy / (ranks x cost)\n", report.bubble_rate * 100);
   text += fmt::format("  bubble over ideal      {:>10.2f} %   (cost - ideal) / ideal\n",
                       report.bubble_over_ideal * 100);
-  text += fmt::format("  actions                {:>12}   {} compute, {} transfers on {} links{}\n", report.actions,
-                      report.compute_actions, report.transfers, report.links,
+  text += fmt::format("  actions                {:>12}   {} compute{}, {} transfers on {} links{}\n", report.actions,
+                      report.compute_actions,
+                      report.recompute_actions > 0
+                          ? fmt::format(" ({} of them recomputations before their backwards)", report.recompute_actions)
+                          : "",
+                      report.transfers, report.links,
                       report.host_copies > 0
                           ? fmt::format(" ({} of them host copies, on 2 host links per rank)", report.host_copies)
                           : "");

@@ -33,11 +33,12 @@ struct KindStyle {
 };
 
 // Indexed by OpKind; mid-light fills so dark label text stays readable.
-constexpr std::array<KindStyle, 4> kKinds{{
+constexpr std::array<KindStyle, kComputeKinds> kKinds{{
     {"F", "forward", "#7aa6dc"},
     {"B", "backward", "#6cbf6c"},
     {"I", "backward input", "#b9e4b0"},
     {"W", "backward weight", "#f6c15b"},
+    {"R", "recompute", "#c7a6e0"},
 }};
 constexpr std::string_view kWaitFill = "#9e9e9e";
 
@@ -203,7 +204,8 @@ void write_waits(std::string& out, const Layout& layout, double top, const Timel
 
 // Swatches carry an inline fill and no kind class, so counting bars by
 // class counts compute actions only.
-void write_legend(std::string& out, double y, bool waits) {
+// RECOMPUTE's swatch only where some panel recomputes apart.
+void write_legend(std::string& out, double y, bool waits, bool recomputes) {
   auto it = std::back_inserter(out);
   double x = kLeft;
   auto entry = [&](std::string_view fill, std::string_view text) {
@@ -211,7 +213,10 @@ void write_legend(std::string& out, double y, bool waits) {
     fmt::format_to(it, "<text class=\"key\" x=\"{:.0f}\" y=\"{:.0f}\">{}</text>\n", x + 20, y + 12, text);
     x += 40 + 8 * static_cast<double>(text.size());
   };
-  for (const KindStyle& kind : kKinds) entry(kind.fill, fmt::format("{} {}", kind.letter, kind.name));
+  for (const KindStyle& kind : kKinds) {
+    if (&kind == &style_of(OpKind::kRecompute) && !recomputes) continue;
+    entry(kind.fill, fmt::format("{} {}", kind.letter, kind.name));
+  }
   if (waits) entry(kWaitFill, "comm wait");
 }
 
@@ -247,13 +252,14 @@ std::string svg_gantt(const SimulationReport& report, const GanttWindow& window)
 std::string svg_gantt_panels(const std::vector<GanttPanel>& panels, const GanttWindow& window) {
   if (panels.empty()) throw InputError("a Gantt chart needs at least one simulated schedule");
   std::size_t actions = 0;
-  bool waits = false;
+  bool waits = false, recomputes = false;
   for (const GanttPanel& panel : panels) {
     if (!panel.report->timeline) {
       throw InputError("the report has no timeline; simulate with record_timeline to draw a chart");
     }
     actions += panel.report->timeline->computes.size();
     waits = waits || !panel.report->timeline->comm_waits.empty();
+    recomputes = recomputes || panel.report->recompute_actions > 0;
   }
   const Layout layout = layout_of(panels, window);
   std::string out;
@@ -268,7 +274,7 @@ std::string svg_gantt_panels(const std::vector<GanttPanel>& panels, const GanttW
     write_computes(out, layout, top, *report.timeline);
     write_waits(out, layout, top, *report.timeline);
   }
-  write_legend(out, layout.height - 30, waits);
+  write_legend(out, layout.height - 30, waits, recomputes);
   out += "</svg>\n";
   return out;
 }

@@ -26,6 +26,14 @@ std::string ActivationLimit::describe() const {
   }
 }
 
+std::string ActivationLimit::spelled() const {
+  switch (unit) {
+    case Unit::kBytes: return fmt::format("{:.0f}B", value);
+    case Unit::kMicrobatches: return fmt::format("{:.17g}", value);
+    default: return fmt::format("{:.17g}p", value);
+  }
+}
+
 namespace {
 
 template <typename Hint>

@@ -20,6 +20,8 @@ struct ActivationLimit {
   std::int64_t bytes(int ranks, std::int64_t activation_bytes) const;
   // "2p x M_B", "16 x M_B", "12.00 GiB".
   std::string describe() const;
+  // As parse_activation_limit reads it back: "2p", "16", "12884901888B".
+  std::string spelled() const;
 };
 
 // Throws InputError naming `option` for anything but a positive finite

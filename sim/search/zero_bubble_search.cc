@@ -109,13 +109,16 @@ SearchedSchedule search_zero_bubble(const ZeroBubbleSearchRequest& request) {
     }
   }
   // Where memory binds (a rank may not hold the p micro-batches 1F1B's
-  // first rank does), the handcrafted orders at each smaller memory.
+  // first rank does), the handcrafted orders at each smaller memory; and
+  // where no greedy order kept to the limit (a W that frees all of M_B, as
+  // with full recomputation, holds its micro-batch until the deferred W).
   const int ranks = static_cast<int>(request.costs.stages.size());
   bool binds = false;
   for (int rank = 0; rank < ranks; ++rank) {
     const std::int64_t full = (ranks - rank) * request.costs.stages[static_cast<std::size_t>(rank)].activation_bytes;
     binds = binds || rank_memory_limit(request, rank) < full;
   }
+  if (!best) binds = true;
   for (int held = 1; binds && held <= ranks; ++held) {
     for (const bool defer : {false, true}) consider(capped_one_f_one_b(ranks, request.microbatches, held, defer));
   }

@@ -1,0 +1,55 @@
+// Recomputation in the bubbles through `simulate`: the hand-worked 1F1B
+// case with given times (p 2, m 2, F 1 ms, B 2 ms of which R 1 ms: 9 ms
+// with the recomputation inside the backward, 8 ms apart, and rank 0's
+// peak 2 x 1 MiB + 4 MiB), a model's recomputation priced by the cost
+// model, and what it refuses.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/cli_support.h"
+
+namespace pipeplan::testing {
+namespace {
+
+using nlohmann::json;
+
+const std::string kTimes = "simulate --schedule 1F1B -p 2 -m 2 --tf 1 --tb 2 --tcomm 0 --act-bytes 1MiB";
+
+TEST(RecomputeActionsCli, GivenTimesMatchTheHandWorkedCase) {
+  const CommandResult inside = run(kTimes + " --json");
+  const CommandResult apart = run(kTimes + " --tr 1 --recompute-bytes 4MiB --recompute-in-bubbles --json");
+  ASSERT_EQ(inside.code, 0) << inside.err;
+  ASSERT_EQ(apart.code, 0) << apart.err;
+  const json a = json::parse(inside.out), b = json::parse(apart.out);
+  EXPECT_NEAR(a["cost_ms"].get<double>(), 9.0, 1e-9);
+  EXPECT_NEAR(b["cost_ms"].get<double>(), 8.0, 1e-9);
+  EXPECT_EQ(b["recompute_actions"], 4);
+  EXPECT_EQ(b["ranks_detail"][0]["peak_activation_bytes"].get<std::int64_t>(), 6 << 20);
+}
+
+TEST(RecomputeActionsCli, AModelsFullRecomputationGoesFasterAndHoldsMore) {
+  const std::string model = "simulate --model llama3-8b --hardware h100-sxm -p 4 -m 8 --seq 2048 --recompute full --json";
+  const CommandResult inside = run(model);
+  const CommandResult apart = run(model + " --recompute-in-bubbles");
+  ASSERT_EQ(inside.code, 0) << inside.err;
+  ASSERT_EQ(apart.code, 0) << apart.err;
+  const json a = json::parse(inside.out), b = json::parse(apart.out);
+  EXPECT_LT(b["cost_ms"].get<double>(), a["cost_ms"].get<double>());
+  EXPECT_GT(b["ranks_detail"][0]["peak_memory_bytes"].get<double>(),
+            a["ranks_detail"][0]["peak_memory_bytes"].get<double>());
+}
+
+TEST(RecomputeActionsCli, BadInputGetsOneLine) {
+  expect_refused(kTimes + " --tr 1", "add it or drop them");
+  expect_refused(kTimes + " --recompute-in-bubbles", "no stage recomputes");
+  expect_refused(kTimes + " --tr 3 --recompute-in-bubbles", "--tr");
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm -p 4 -m 8 --seq 2048 --recompute none "
+                 "--recompute-in-bubbles",
+                 "no stage recomputes");
+  expect_refused(kTimes + " --tr 1 --recompute-in-bubbles --offload --host-bandwidth 50GB/s", "use one of them");
+}
+
+}  // namespace
+}  // namespace pipeplan::testing
