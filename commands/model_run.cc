@@ -221,7 +221,13 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   }
   // Offload changes what the plan costs (its copies), as an override does.
   if (outputs.offload) run.overrides.push_back("--offload");
-  if (outputs.recompute_in_bubbles) run.overrides.push_back("--recompute-in-bubbles");
+  // A plan's recomputation in the bubbles holds while something recomputes
+  // (--recompute none takes it away with the recomputation).
+  const bool recomputes = shape.recompute != models::Recompute::kNone ||
+                          std::any_of(setup.stage_recompute.begin(), setup.stage_recompute.end(),
+                                      [](models::Recompute stage) { return stage != models::Recompute::kNone; });
+  setup.recompute_in_bubbles = plan.plan.recompute_in_bubbles && recomputes;
+  if (outputs.recompute_in_bubbles && !setup.recompute_in_bubbles) run.overrides.push_back("--recompute-in-bubbles");
   // A searched order is searched within the cap: another cap re-costs it.
   if (outputs.memory_cap && sim::is_searched(sim::find_schedule_family(setup.schedule))) {
     run.overrides.push_back("--memory-cap " + *outputs.memory_cap);

@@ -30,6 +30,7 @@ struct PlanOptions {
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero, ep, etp;
   RoutingOptions routing;
   std::optional<std::string> schedule, recompute, recompute_modules;
+  bool recompute_in_bubbles = false;
   bool sequence_parallel = false;
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
   bool allow_long_context = false;
@@ -128,6 +129,14 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   request.virtual_stages = options.virtual_stages;
   request.schedule = options.schedule;
   if (options.recompute) request.recompute = models::parse_recompute(*options.recompute);
+  if (options.recompute_in_bubbles && request.recompute == models::Recompute::kNone) {
+    throw InputError("--recompute-in-bubbles runs recomputation apart, and --recompute none has none: drop one");
+  }
+  if (options.recompute_in_bubbles && options.profile) {
+    throw InputError("--recompute-in-bubbles needs recomputation, and a profile's costs are searched without it: "
+                     "drop one");
+  }
+  request.recompute_in_bubbles = options.recompute_in_bubbles;
   if (options.recompute_modules) {
     if (request.recompute && *request.recompute != models::Recompute::kSelective) {
       throw InputError(
@@ -287,6 +296,9 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
                       "the default search and ZBAuto");
   command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");
   command->add_option("--recompute", options->recompute, "Fix recomputation: none, selective or full");
+  command->add_flag("--recompute-in-bubbles", options->recompute_in_bubbles,
+                    "Also try each recomputing candidate with its recomputed forwards run as passes of their own "
+                    "right before their backwards, in the wait for the gradient (more memory)");
   command->add_option("--recompute-modules", options->recompute_modules,
                       "Fix selective recomputation to Megatron's --recompute-modules, comma-separated: core_attn (the "
                       "default), moe_act, layernorm");

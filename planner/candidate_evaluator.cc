@@ -30,6 +30,8 @@ constexpr const char* kOutOfMemory = "out of memory";
 constexpr const char* kNoSchedule = "schedule precondition (micro-batches, chunks)";
 constexpr const char* kPerStageWithChunks = "per-stage recompute with several chunks per rank or a searched order";
 constexpr const char* kPerStageNoneFits = "per-stage recompute where none fits at its fastest split";
+constexpr const char* kNothingToRecompute =
+    "recomputation in the bubbles without recomputation (the plain candidate)";
 
 // Per-stage recomputation is split exactly with one chunk per rank (each
 // stage's peaks known before the costs); a searched order has none.
@@ -141,6 +143,7 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.virtual_stages = choice.virtual_stages;
   candidate.schedule = choice.name;
   candidate.activation_limit = choice.activation_limit;
+  candidate.recompute_in_bubbles = choice.recompute_in_bubbles;
   candidate.recompute = layers.shape.recompute;
   candidate.recompute_modules = layers.shape.recompute_modules;
   candidate.sequence_parallel = layers.shape.sequence_parallel;
@@ -287,6 +290,10 @@ const char* CandidateEvaluator::schedule(PendingCandidate& pending, bool& unfitt
   const ScheduleContext* context = schedule_of(pending.schedule, group);
   if (context == nullptr) return kNoSchedule;
   const LayerContext& layers = layers_[pending.group][pending.layers];
+  if (context->choice.recompute_in_bubbles && layers.shape.recompute == models::Recompute::kNone &&
+      layers.stage_variants.empty()) {
+    return kNothingToRecompute;
+  }
   if (!split_fits(pending.group, layers, *context)) {
     unfitted = true;
     return kOutOfMemory;
@@ -417,6 +424,7 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending, bool& 
   setup.schedule = context.choice.name;
   setup.profile = request_.profile ? &*request_.profile : nullptr;
   setup.memory_cap_bytes = static_cast<std::int64_t>(cap_);
+  setup.recompute_in_bubbles = context.choice.recompute_in_bubbles;
   const bool searched = sim::is_searched(sim::find_schedule_family(context.choice.name));
   sim::Schedule schedule =
       searched ? sim::searched_schedule_shape(context.choice.name, group.pp, group.microbatches)

@@ -128,6 +128,10 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
         "listed",
         models::stage_recompute_name(plan.stage_recompute), models::recompute_name(recompute)));
   }
+  if (plan.recompute_in_bubbles) {
+    notes.push_back("recomputation in the bubbles (each backward's recomputed forward run apart, before it): "
+                    "Megatron-LM recomputes inside the backward, so these arguments run slower than planned");
+  }
   // One pipeline rank runs no pipeline schedule.
   if (plan.pp > 1 && plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
     const sim::ScheduleFamily& family = sim::find_schedule_family(plan.schedule);

@@ -258,7 +258,9 @@ StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span
 ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
                                      const models::HardwareConfig& hardware, const PipelineSetup& setup,
                                      double model_flops, const sim::SimulationOptions& options) {
-  ModelSimulation result{sim::simulate(schedule, costs.costs, setup_topology(hardware, setup), options),
+  sim::SimulationOptions run = options;
+  run.recompute_in_bubbles = run.recompute_in_bubbles || setup.recompute_in_bubbles;
+  ModelSimulation result{sim::simulate(schedule, costs.costs, setup_topology(hardware, setup), run),
                          std::move(split), {}, {}};
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];

@@ -47,6 +47,9 @@ struct PipelineSetup {
   // the memory cap (or the GPU's usable memory) leaves beside static bytes.
   std::optional<sim::ActivationLimit> activation_limit;
   std::string activation_limit_source = "--activation-limit";  // what outputs call it
+  // Recomputation as RECOMPUTE actions before the backwards
+  // (sim::SimulationOptions::recompute_in_bubbles).
+  bool recompute_in_bubbles = false;
   // Recomputation per stage (p x v settings, in stage order), each stage's
   // layers costed with its own and selective with shape.recompute_modules;
   // empty: shape.recompute on every stage.

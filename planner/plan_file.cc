@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <utility>
@@ -103,6 +104,7 @@ std::string write_plan_yaml(const PlanFile& file) {
     for (models::Recompute stage : p.stage_recompute) out << std::string(models::recompute_name(stage));
     out << YAML::EndSeq;
   }
+  if (p.recompute_in_bubbles) out << YAML::Key << "recompute_in_bubbles" << YAML::Value << "true";
   if (recomputes_selective(p) && p.recompute_modules != models::kDefaultRecomputeModules) {
     out << YAML::Key << "recompute_modules" << YAML::Value << models::recompute_modules_name(p.recompute_modules);
   }
@@ -150,6 +152,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
               "activation_limit",
               "virtual",
               "recompute",
+              "recompute_in_bubbles",
               "recompute_modules",
               "sequence_parallel",
               "zero",
@@ -228,6 +231,14 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
         parse_at(root["recompute_modules"], path, "recompute_modules", [](std::string_view text, std::string_view) {
           return models::parse_recompute_modules(text, "'recompute_modules'");
         });
+  }
+  if (root["recompute_in_bubbles"]) {
+    p.recompute_in_bubbles = read_flag(root, "recompute_in_bubbles", path);
+    if (p.recompute_in_bubbles && p.recompute == models::Recompute::kNone &&
+        std::none_of(p.stage_recompute.begin(), p.stage_recompute.end(),
+                     [](models::Recompute stage) { return stage != models::Recompute::kNone; })) {
+      throw_at(path, root["recompute_in_bubbles"], "'recompute_in_bubbles' needs a recomputation ('recompute')");
+    }
   }
   p.sequence_parallel = read_flag(root, "sequence_parallel", path);
   const int zero = read_int(root, "zero", path);

@@ -20,6 +20,7 @@ PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
   setup.stage_recompute = plan.stage_recompute;
   setup.activation_limit = plan.activation_limit;
   setup.activation_limit_source = "the plan's activation_limit";
+  setup.recompute_in_bubbles = plan.recompute_in_bubbles;
   return setup;
 }
 

@@ -44,6 +44,7 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"virtual", c.virtual_stages},
           {"recompute", c.stage_recompute.empty() ? std::string(models::recompute_name(c.recompute)) : "per-stage"},
           {"stage_recompute", stage_recompute_names(c)},
+          {"recompute_in_bubbles", c.recompute_in_bubbles},
           {"recompute_modules", recomputes_selective(c) ? models::recompute_modules_name(c.recompute_modules) : ""},
           {"sequence_parallel", c.sequence_parallel},
           {"zero", static_cast<int>(c.zero)},

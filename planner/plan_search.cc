@@ -186,9 +186,10 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
 }
 
 std::string candidate_recompute_label(const PlanCandidate& candidate) {
-  return candidate.stage_recompute.empty()
-             ? models::recompute_label(candidate.recompute, candidate.recompute_modules)
-             : models::stage_recompute_label(candidate.stage_recompute, candidate.recompute_modules);
+  const std::string label = candidate.stage_recompute.empty()
+                                ? models::recompute_label(candidate.recompute, candidate.recompute_modules)
+                                : models::stage_recompute_label(candidate.stage_recompute, candidate.recompute_modules);
+  return candidate.recompute_in_bubbles ? label + " in bubbles" : label;
 }
 
 std::string candidate_schedule_label(const PlanCandidate& candidate) {

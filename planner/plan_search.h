@@ -48,6 +48,9 @@ struct PlanRequest {
   models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
+  // Also try each recomputing candidate of a generated schedule with its
+  // recomputation run apart in the bubbles (sim/recompute_actions.h).
+  bool recompute_in_bubbles = false;
   // Megatron's --recompute-modules (RecomputeModule bits): selective with these.
   std::optional<unsigned> recompute_modules;
   std::optional<bool> sequence_parallel;
@@ -87,6 +90,9 @@ struct PlanCandidate {
   // Recomputation per stage (PipelineSetup::stage_recompute; `recompute` is
   // then none); empty: `recompute` on every stage.
   std::vector<models::Recompute> stage_recompute;
+  // Its recomputation runs as passes of their own before the backwards
+  // (PipelineSetup::recompute_in_bubbles).
+  bool recompute_in_bubbles = false;
   bool sequence_parallel = false;
   models::ZeroStage zero = models::ZeroStage::kNone;
   models::RuntimeFlags runtime;  // the flags that applied to it
@@ -120,7 +126,8 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k);
 // The training shape a candidate runs with.
 models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_len);
 // What outputs call its recomputation: recompute_label, or with per-stage
-// recomputation models::stage_recompute_label.
+// recomputation models::stage_recompute_label; " in bubbles" after it
+// where it runs apart.
 std::string candidate_recompute_label(const PlanCandidate& candidate);
 // What outputs call its schedule: the name, with a searched order's
 // activation limit ("ZBAuto 2p").

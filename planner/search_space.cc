@@ -237,7 +237,33 @@ void SearchSpace::add_groups(const PlanRequest& request, int t, int c, std::vect
   }
 }
 
+namespace {
+
+// With recompute_in_bubbles, each generated choice again with the
+// recomputation run apart.
+std::vector<ScheduleChoice> with_bubble_recompute(const PlanRequest& request, std::vector<ScheduleChoice> choices) {
+  if (!request.recompute_in_bubbles) return choices;
+  const std::size_t plain = choices.size();
+  for (std::size_t i = 0; i < plain; ++i) {
+    if (sim::is_searched(sim::find_schedule_family(choices[i].name))) continue;
+    ScheduleChoice apart = choices[i];
+    apart.recompute_in_bubbles = true;
+    choices.push_back(std::move(apart));
+  }
+  return choices;
+}
+
+std::vector<ScheduleChoice> plain_schedule_choices(const PlanRequest& request);
+
+}  // namespace
+
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
+  return with_bubble_recompute(request, plain_schedule_choices(request));
+}
+
+namespace {
+
+std::vector<ScheduleChoice> plain_schedule_choices(const PlanRequest& request) {
   if (request.virtual_stages && *request.virtual_stages < 1) {
     throw InputError(fmt::format("--virtual must be >= 1 (got {})", *request.virtual_stages));
   }
@@ -252,18 +278,21 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
       // The memory limit as an axis: what the cap leaves, and Zero Bubble's
       // ZB-2p and ZB-1p limits (2p and p x M_B), lighter where they bind.
       using Unit = sim::ActivationLimit::Unit;
-      choices.push_back({name, family.default_virtual_stages, std::nullopt});
+      choices.push_back({name, family.default_virtual_stages, std::nullopt, false});
       for (double depths : {2.0, 1.0}) {
-        choices.push_back({name, family.default_virtual_stages, sim::ActivationLimit{Unit::kPipelineDepths, depths}});
+        const sim::ActivationLimit limit{Unit::kPipelineDepths, depths};
+        choices.push_back({name, family.default_virtual_stages, limit, false});
       }
     } else if (sim::runs_any_virtual_stages(family)) {
       if (request.virtual_stages) {
-        choices.push_back({name, *request.virtual_stages, std::nullopt});
+        choices.push_back({name, *request.virtual_stages, std::nullopt, false});
       } else {
-        for (int v = 2; v <= std::max(2, request.model.layers / 2); ++v) choices.push_back({name, v, std::nullopt});
+        for (int v = 2; v <= std::max(2, request.model.layers / 2); ++v) {
+          choices.push_back({name, v, std::nullopt, false});
+        }
       }
     } else if (!request.virtual_stages || *request.virtual_stages == family.default_virtual_stages) {
-      choices.push_back({name, family.default_virtual_stages, std::nullopt});
+      choices.push_back({name, family.default_virtual_stages, std::nullopt, false});
     }
     return choices;
   };
@@ -299,6 +328,8 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request) {
   if (choices.empty()) throw InputError("--virtual: no searched schedule runs that many stages per rank");
   return choices;
 }
+
+}  // namespace
 
 bool is_schedule_set(std::string_view name) { return name == "auto"; }
 

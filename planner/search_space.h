@@ -33,6 +33,9 @@ struct ScheduleChoice {
   // A searched order's limit on each rank's activations beside the cap
   // (the tighter of the two binds); none: the cap's alone.
   std::optional<sim::ActivationLimit> activation_limit;
+  // The recomputation run apart, before the backwards (PlanRequest::
+  // recompute_in_bubbles); only candidates that recompute take it.
+  bool recompute_in_bubbles = false;
 };
 
 class SearchSpace {

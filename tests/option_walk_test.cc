@@ -253,6 +253,7 @@ TEST(OptionWalk, Plan) {
          {"moe-a2a-overlap", "--moe-a2a-overlap"},
          {"sequence-parallel", "--no-sequence-parallel"},
          {"zero", "--zero 0"},
+         {"recompute-in-bubbles", "--recompute-in-bubbles"},
          {"overlap-grad-reduce", "--overlap-grad-reduce"},
          {"overlap-param-gather", "--overlap-param-gather"},
          {"grad-reduce-in-bf16", "--grad-reduce-in-bf16"},

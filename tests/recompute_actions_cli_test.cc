@@ -41,6 +41,33 @@ TEST(RecomputeActionsCli, AModelsFullRecomputationGoesFasterAndHoldsMore) {
             a["ranks_detail"][0]["peak_memory_bytes"].get<double>());
 }
 
+// plan --recompute-in-bubbles tries each recomputing candidate both ways:
+// with full recomputation fixed under 40 GiB the apart one is faster and
+// fits; its plan file carries it and the replay gives the plan's figures.
+TEST(RecomputeActionsCli, PlanPicksItAndTheReplayAgrees) {
+  const std::string plan = temp_path("bubbles-plan.yaml");
+  const std::string request = "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --seq 8192 "
+                              "--pp 8 --tp 1 --schedule 1F1B --recompute full --memory-cap 40GiB --json";
+  const CommandResult inside = run(request);
+  const CommandResult apart = run(request + " --recompute-in-bubbles --out " + plan);
+  ASSERT_EQ(inside.code, 0) << inside.err;
+  ASSERT_EQ(apart.code, 0) << apart.err;
+  const json plain = json::parse(inside.out)["top"][0];
+  const json best = json::parse(apart.out)["top"][0];
+  EXPECT_TRUE(best["recompute_in_bubbles"].get<bool>());
+  EXPECT_LT(best["iteration_time_s"].get<double>(), plain["iteration_time_s"].get<double>());
+  const CommandResult replay = run("simulate --plan " + plan + " --json");
+  ASSERT_EQ(replay.code, 0) << replay.err;
+  const json replayed = json::parse(replay.out);
+  EXPECT_NEAR(replayed["iteration_time_s"].get<double>(), best["iteration_time_s"].get<double>(),
+              1e-9 * best["iteration_time_s"].get<double>());
+  EXPECT_GT(replayed["recompute_actions"].get<int>(), 0);
+  EXPECT_FALSE(replayed.contains("plan_overrides"));
+  expect_refused("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 64 --recompute none "
+                 "--recompute-in-bubbles",
+                 "drop one");
+}
+
 TEST(RecomputeActionsCli, BadInputGetsOneLine) {
   expect_refused(kTimes + " --tr 1", "add it or drop them");
   expect_refused(kTimes + " --recompute-in-bubbles", "no stage recomputes");

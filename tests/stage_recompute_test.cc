@@ -113,7 +113,7 @@ TEST(StageRecompute, SplitIsTheBruteForceOptimum) {
     contexts.push_back({shape, tabled, models::state_bytes(shape).total(), models::expert_state_bytes(shape).total()});
   }
   const RecomputeVariants variants{&contexts[0], &contexts[1], &contexts[2]};
-  const ScheduleChoice choice{"1F1B", 1, std::nullopt};
+  const ScheduleChoice choice{"1F1B", 1, std::nullopt, false};
   const std::optional<ScheduleContext> context = schedule_context(choice, 4, 16, false);
   ASSERT_TRUE(context);
   // From a cap only full recomputation meets to one every setting meets.
