@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/units.h"
+#include "models/cluster.h"
 #include "models/hardware.h"
 
 namespace pipeplan::commands {
@@ -107,6 +108,101 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   return text;
 }
 
+// "4 x h100-sxm" per node group.
+std::vector<std::string> group_names(const models::ClusterConfig& cluster) {
+  std::vector<std::string> names;
+  for (const models::NodeGroup& group : cluster.groups) {
+    names.push_back(fmt::format("{} x {}", group.gpus(), group.hardware.name));
+  }
+  return names;
+}
+
+// Which node groups nodes [first, last] hold: "h100" or "h100, a100".
+std::string groups_in(const models::ClusterConfig& cluster, int first, int last) {
+  std::string names;
+  int start = 0;
+  for (const models::NodeGroup& group : cluster.groups) {
+    const int end = start + group.nodes - 1;
+    if (end >= first && start <= last) names += (names.empty() ? "" : ", ") + group.name;
+    start = end + 1;
+  }
+  return names;
+}
+
+std::string node_range(int first, int last) {
+  return first == last ? fmt::format("node {}", first) : fmt::format("nodes {}-{}", first, last);
+}
+
+// The switches of tier `level` under nodes [first, last], drawn as a tree
+// (at most a few per parent, then how many more).
+void draw_tier(const models::ClusterConfig& cluster, int level, int first, int last, const std::string& indent,
+               std::string& text) {
+  constexpr int kShown = 4;
+  const models::NetworkTier& tier = cluster.tiers[static_cast<std::size_t>(level)];
+  const int span = tier.nodes > 0 ? tier.nodes : cluster.nodes();
+  const int switches = (last - first) / span + 1;
+  for (int s = 0; s < switches; ++s) {
+    const int from = first + s * span, to = std::min(last, from + span - 1);
+    const bool final = s + 1 == switches;
+    if (s == kShown && switches > kShown + 1) {
+      text += fmt::format("{}└─ ... {} more {} switches\n", indent, switches - kShown, tier.name);
+      return;
+    }
+    text += fmt::format("{}{} {} {}: {} ({})\n", indent, final ? "└─" : "├─", tier.name, from / span,
+                        node_range(from, to), groups_in(cluster, from, to));
+    if (level > 0) draw_tier(cluster, level - 1, from, to, indent + (final ? "   " : "│  "), text);
+  }
+}
+
+std::string cluster_text(const models::ClusterConfig& cluster) {
+  std::string text = fmt::format("{}: {} nodes, {} GPUs{}\n  source: {}\n", cluster.name, cluster.nodes(),
+                                 cluster.gpus(), cluster.homogeneous() ? "" : " of several kinds", cluster.source);
+  text += "  node groups, in rank order:\n";
+  int first = 0;
+  for (const models::NodeGroup& group : cluster.groups) {
+    const std::string domain = group.nvlink_domain == 1 ? std::string("no NVLink (PCIe between GPUs)")
+                                                        : fmt::format("NVLink domains of {} GPUs", group.nvlink_domain);
+    text += fmt::format("    {:<8} {:<13} {} x {} {}, {}, NIC {} per GPU\n", group.name,
+                        node_range(first, first + group.nodes - 1), group.nodes, group.gpus_per_node,
+                        group.hardware.name, domain, rate(group.nic_bandwidth));
+    first += group.nodes;
+  }
+  if (cluster.tiers.empty()) return text;
+  text += "  network, the leaf first:\n";
+  for (const models::NetworkTier& tier : cluster.tiers) {
+    text += fmt::format("    {:<8} {}, latency {}, {}\n", tier.name,
+                        tier.nodes > 0 ? fmt::format("{} nodes per switch", tier.nodes) : std::string("every node"),
+                        micros(tier.latency_s),
+                        tier.oversubscription > 1 ? fmt::format("{:.3g}:1 oversubscribed", tier.oversubscription)
+                                                  : std::string("non-blocking"));
+  }
+  text += "  tiers:\n";
+  const int top = static_cast<int>(cluster.tiers.size()) - 1;
+  draw_tier(cluster, top, 0, cluster.nodes() - 1, "    ", text);
+  return text;
+}
+
+nlohmann::ordered_json cluster_json(const models::ClusterConfig& cluster) {
+  nlohmann::ordered_json groups = nlohmann::ordered_json::array(), tiers = nlohmann::ordered_json::array();
+  for (const models::NodeGroup& group : cluster.groups) {
+    groups.push_back({{"name", group.name},
+                      {"hardware", group.hardware.name},
+                      {"nodes", group.nodes},
+                      {"gpus_per_node", group.gpus_per_node},
+                      {"nvlink_domain", group.nvlink_domain},
+                      {"nic_bandwidth_bytes_per_s", group.nic_bandwidth}});
+  }
+  for (const models::NetworkTier& tier : cluster.tiers) {
+    tiers.push_back({{"tier", tier.name},
+                     {"nodes", tier.nodes > 0 ? tier.nodes : cluster.nodes()},
+                     {"oversubscription", tier.oversubscription},
+                     {"latency_s", tier.latency_s}});
+  }
+  return {{"name", cluster.name},     {"source", cluster.source}, {"nodes", cluster.nodes()},
+          {"gpus", cluster.gpus()},   {"homogeneous", cluster.homogeneous()},
+          {"node_groups", groups},    {"network", tiers}};
+}
+
 }  // namespace
 
 void register_hardware_command(CLI::App& app) {
@@ -120,13 +216,24 @@ void register_hardware_command(CLI::App& app) {
                                hw.gpu.memory_bandwidth / 1e9, hw.gpus_per_node,
                                hw.nodes > 0 ? fmt::format(", {} nodes", hw.nodes) : "");
     }
+    for (const std::string& name : models::builtin_cluster_names()) {
+      const models::ClusterConfig cluster = models::load_cluster(name);
+      std::cout << fmt::format("{:<20} cluster: {} nodes, {} GPUs ({}), {} network tier{}\n", name, cluster.nodes(),
+                               cluster.gpus(), fmt::join(group_names(cluster), " + "), cluster.tiers.size(),
+                               cluster.tiers.size() == 1 ? "" : "s");
+    }
   });
   auto options = std::make_shared<ShowOptions>();
   CLI::App* show = command->add_subcommand(
       "show", "A hardware description: peak rates, memory, efficiency curves, node links and network");
-  show->add_option("hardware", options->hardware, "Hardware name or YAML file")->required();
+  show->add_option("hardware", options->hardware, "Hardware or cluster name, or YAML file")->required();
   show->add_flag("--json", options->json, "Print one JSON object");
   show->callback([options] {
+    if (models::is_cluster_description(options->hardware)) {
+      const models::ClusterConfig cluster = models::load_cluster(options->hardware);
+      std::cout << (options->json ? cluster_json(cluster).dump(2) + "\n" : cluster_text(cluster));
+      return;
+    }
     const models::HardwareConfig hw = models::load_hardware(options->hardware);
     std::cout << (options->json ? hardware_json(hw).dump(2) + "\n" : hardware_text(hw));
   });

@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/units.h"
+#include "models/cluster.h"
 #include "models/hardware.h"
 #include "models/layers.h"
 #include "models/model_config.h"
@@ -114,6 +115,10 @@ void hardware_yaml(std::string_view input) {
   refusals_allowed([&] { models::parse_hardware_yaml(std::string(input), "fuzz.yaml"); });
 }
 
+void cluster_yaml(std::string_view input) {
+  refusals_allowed([&] { models::parse_cluster_yaml(std::string(input), "fuzz.yaml"); });
+}
+
 void study_file(std::string_view input) {
   const std::string path = as_file(input, "-study.yaml");
   refusals_allowed([&] { study::read_study(path); });
@@ -135,6 +140,7 @@ const std::vector<FuzzTarget>& fuzz_targets() {
   static const std::vector<FuzzTarget> targets{
       {"layout", layout},         {"schedule_csv", schedule_csv},   {"units", units},
       {"expression", expression}, {"model_yaml", model_yaml},       {"hardware_yaml", hardware_yaml},
+      {"cluster_yaml", cluster_yaml},
       {"study_file", study_file}, {"plan_file", plan_file},         {"profile_file", profile_file},
   };
   return targets;

@@ -1,4 +1,4 @@
-// The YAML files of configs/models and configs/hardware, built into the
+// The YAML files of configs/models, configs/hardware and configs/clusters, built into the
 // binary so that zoo names work on any machine without the source tree.
 #pragma once
 
@@ -10,7 +10,7 @@
 namespace pipeplan::models {
 
 struct EmbeddedFile {
-  std::string_view kind;  // "models" or "hardware"
+  std::string_view kind;  // "models", "hardware" or "clusters"
   std::string_view name;  // file name without extension
   std::string_view text;
 };

@@ -260,7 +260,12 @@ HardwareConfig load_base(const YAML::Node& node, const std::string& file, int de
   }
 }
 
+constexpr const char* kClusterNotYet =
+    "is a cluster description (node groups and network tiers): `pipeplan hardware show` draws it; plans and "
+    "simulations take one GPU kind's hardware file for now (placement on a cluster's tiers is not built)";
+
 HardwareConfig read_root(const YAML::Node& root, const std::string& file, int depth) {
+  if (root.IsMap() && root["node_groups"]) throw_at(file, root["node_groups"], fmt::format("{} {}", file, kClusterNotYet));
   if (!root.IsMap()) {
     throw_at(file, root,
              fmt::format("{}a hardware file is a map with keys name, gpu, node, network",
@@ -361,7 +366,13 @@ std::int64_t GpuSpec::usable_memory_bytes() const {
   return std::max<std::int64_t>(0, memory_bytes - std::max(by_fraction, reserved_bytes));
 }
 
-HardwareConfig load_hardware(const std::string& name_or_path) { return load_at_depth(name_or_path, 0, {}); }
+HardwareConfig load_hardware(const std::string& name_or_path) {
+  std::error_code error;
+  if (!fs::is_regular_file(name_or_path, error) && find_embedded("clusters", name_or_path) != nullptr) {
+    throw InputError(fmt::format("'{}' {}", name_or_path, kClusterNotYet));
+  }
+  return load_at_depth(name_or_path, 0, {});
+}
 
 HardwareConfig parse_hardware_yaml(const std::string& text, const std::string& source_name) {
   return parse_text(text, source_name, 0);

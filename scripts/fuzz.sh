@@ -15,7 +15,7 @@ cmake --build build-check -j "$(nproc)" --target pipeplan_fuzzers
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(layout schedule_csv units expression model_yaml hardware_yaml study_file plan_file profile_file)
+  targets=(layout schedule_csv units expression model_yaml hardware_yaml cluster_yaml study_file plan_file profile_file)
 fi
 
 # Seeds per target: what the project ships and tests, plus fuzz/seeds/.
@@ -24,6 +24,7 @@ seeds_of() {
     schedule_csv) ls tests/data/*.csv ;;
     model_yaml) ls configs/models/*.yaml ;;
     hardware_yaml) ls configs/hardware/*.yaml ;;
+    cluster_yaml) ls configs/clusters/*.yaml ;;
     study_file) ls configs/studies/*.yaml ;;
     profile_file) ls configs/profiles/*.yaml ;;
   esac

@@ -30,7 +30,8 @@ TEST(FuzzRegression, EveryReproducerIsHandled) {
 
 TEST(FuzzRegression, ShippedConfigsGoThroughTheirTargets) {
   const std::pair<const char*, const char*> seeds[] = {
-      {"model_yaml", "models"}, {"hardware_yaml", "hardware"}, {"study_file", "studies"}, {"profile_file", "profiles"}};
+      {"model_yaml", "models"}, {"hardware_yaml", "hardware"}, {"cluster_yaml", "clusters"}, {"study_file", "studies"},
+      {"profile_file", "profiles"}};
   for (const auto& [name, folder] : seeds) {
     const FuzzTarget& target = find_fuzz_target(name);
     for (const fs::directory_entry& entry : fs::directory_iterator(fs::path(testing::kConfigs) / folder)) {

@@ -21,7 +21,10 @@ struct Datasheet {
   double bf16_flops;
   double memory_bytes;
   double memory_bandwidth;
-  double nvlink_per_direction;
+  double nvlink_per_direction;  // the L40S's: PCIe peer copies (assumed 80 % of 4.0 x16)
+  int gpus_per_node = 8;
+  double network = 50e9;          // InfiniBand NDR per GPU; the L40S's assumed 200 Gb/s
+  double pcie_per_direction = 63e9;  // PCIe 5.0 x16 after coding; 4.0: 31.5
 };
 
 // reference.md, "Hardware (vendor datasheets as commonly quoted)": dense
@@ -34,6 +37,12 @@ const std::map<std::string, Datasheet>& datasheets() {
       {"h100-sxm", {989e12, 80.0 * (1 << 30), 3.35e12, 900e9 / 2}},
       {"h200-sxm", {989e12, 141.0 * (1 << 30), 4.8e12, 900e9 / 2}},
       {"b200", {2250e12, 180.0 * (1 << 30), 8e12, 1.8e12 / 2}},
+      // NVIDIA GB200 NVL72 datasheet, rack totals over 72 GPUs: 180 PFLOP/s
+      // dense BF16, 13.4 TB HBM3e; a compute tray holds 4 GPUs.
+      {"gb200", {2500e12, 186.0 * (1 << 30), 8e12, 1.8e12 / 2, 4}},
+      // NVIDIA L40S datasheet: 362 TFLOP/s dense BF16, 48 GB GDDR6 at
+      // 864 GB/s, PCIe 4.0 x16 and no NVLink.
+      {"l40s", {362e12, 48.0 * (1 << 30), 864e9, 25e9, 8, 25e9, 31.5e9}},
   };
   return kSheets;
 }
@@ -64,7 +73,7 @@ ParseError parse_error_of(const std::string& path) {
 TEST(Hardware, EveryBuiltinGpuMatchesItsDatasheet) {
   std::vector<std::string> names = builtin_hardware_names();
   std::erase(names, "cpu");  // CPU ranks: checked below
-  ASSERT_EQ(names.size(), 8u);
+  ASSERT_EQ(names.size(), 10u);
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     const auto sheet = datasheets().find(gpu_of(name));
@@ -76,11 +85,12 @@ TEST(Hardware, EveryBuiltinGpuMatchesItsDatasheet) {
     EXPECT_DOUBLE_EQ(static_cast<double>(hw.gpu.memory_bytes), sheet->second.memory_bytes);
     EXPECT_DOUBLE_EQ(hw.gpu.memory_bandwidth, sheet->second.memory_bandwidth);
     EXPECT_DOUBLE_EQ(hw.node_link.bandwidth, sheet->second.nvlink_per_direction);
-    EXPECT_EQ(hw.gpus_per_node, 8);
-    EXPECT_DOUBLE_EQ(hw.network.bandwidth, 50e9);
-    // The host link: 80 % of PCIe 4.0 x16 (A100) or 5.0 x16 per direction,
-    // 31.5 and 63 GB/s after 128b/130b coding.
-    const double pcie = name.starts_with("a100") || name.starts_with("dgx-a100") ? 31.5e9 : 63e9;
+    EXPECT_EQ(hw.gpus_per_node, sheet->second.gpus_per_node);
+    EXPECT_DOUBLE_EQ(hw.network.bandwidth, sheet->second.network);
+    // The host link: 80 % of PCIe 4.0 x16 (A100, L40S) or 5.0 x16 per
+    // direction, 31.5 and 63 GB/s after 128b/130b coding.
+    const double pcie = name.starts_with("a100") || name.starts_with("dgx-a100") ? 31.5e9
+                                                                                  : sheet->second.pcie_per_direction;
     EXPECT_NEAR(hw.host_link.bandwidth, 0.8 * pcie, 0.01 * pcie);
     EXPECT_GT(hw.gpu.usable_memory_bytes(), 0);
     EXPECT_LT(hw.gpu.usable_memory_bytes(), hw.gpu.memory_bytes);

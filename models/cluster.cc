@@ -1,0 +1,216 @@
+#include "models/cluster.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <numeric>
+
+#include "common/error.h"
+#include "common/units.h"
+#include "common/yaml_fields.h"
+#include "models/embedded_configs.h"
+
+namespace pipeplan::models {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Far beyond any cluster built (the largest are about 10^5 GPUs), and small
+// enough that every count stays an int.
+constexpr long long kMaxGpus = 10'000'000;
+
+int read_count(const YAML::Node& map, const std::string& file, const std::string& field, int minimum) {
+  return parse_at(map, file, field,
+                  [minimum](std::string_view text, std::string_view name) { return parse_count(text, name, minimum); });
+}
+
+// A group's hardware: a file next to the cluster file, a path, or a built-in.
+HardwareConfig group_hardware(const YAML::Node& node, const std::string& file, const std::string& field) {
+  const std::string name = scalar_text(node, file, field);
+  const fs::path nearby = fs::path(file).parent_path() / name;
+  std::error_code error;
+  try {
+    if (!fs::path(file).parent_path().empty() && fs::path(name).is_relative() && fs::is_regular_file(nearby, error)) {
+      return load_hardware(nearby.string());
+    }
+    return load_hardware(name);
+  } catch (const ParseError&) {
+    throw;
+  } catch (const InputError& failure) {
+    throw_at(file, node, fmt::format("{}: {}", field, failure.what()));
+  }
+}
+
+NodeGroup read_group(const YAML::Node& node, const std::string& file, std::size_t index) {
+  const std::string at = fmt::format("node_groups[{}]", index);
+  if (!node.IsMap()) throw_at(file, node, fmt::format("{} is a map with keys name, hardware, nodes, ...", at));
+  check_keys(node, file, at, {"name", "hardware", "nodes", "gpus_per_node", "nvlink_domain", "nic_bandwidth"});
+  for (const char* key : {"hardware", "nodes"}) {
+    if (!node[key]) throw_at(file, node, fmt::format("{} has no '{}'", at, key));
+  }
+  NodeGroup group;
+  group.hardware = group_hardware(node["hardware"], file, at + ".hardware");
+  group.name = node["name"] ? scalar_text(node["name"], file, at + ".name") : group.hardware.name;
+  group.nodes = read_count(node["nodes"], file, at + ".nodes", 1);
+  group.gpus_per_node = node["gpus_per_node"] ? read_count(node["gpus_per_node"], file, at + ".gpus_per_node", 1)
+                                              : group.hardware.gpus_per_node;
+  group.nvlink_domain = node["nvlink_domain"] ? read_count(node["nvlink_domain"], file, at + ".nvlink_domain", 1)
+                                              : group.gpus_per_node;
+  const int domain = group.nvlink_domain, per_node = group.gpus_per_node;
+  const bool within_node = per_node % domain == 0;
+  const bool whole_nodes = domain % per_node == 0 && (domain / per_node) <= group.nodes &&
+                           group.nodes % (domain / per_node) == 0;
+  if (!within_node && !whole_nodes) {
+    throw_at(file, node["nvlink_domain"],
+             fmt::format("{}.nvlink_domain {} neither divides a node's {} GPUs nor is made of whole nodes that divide "
+                         "the group's {}: give the GPUs one NVLink domain joins (8 for a DGX, 72 for a GB200 NVL72 "
+                         "rack, 1 without NVLink)",
+                         at, domain, per_node, group.nodes));
+  }
+  group.nic_bandwidth = node["nic_bandwidth"]
+                            ? parse_at(node["nic_bandwidth"], file, at + ".nic_bandwidth", parse_bandwidth)
+                            : group.hardware.network.bandwidth;
+  if (!(group.nic_bandwidth > 0)) {
+    throw_at(file, node, fmt::format("{}: give nic_bandwidth (per GPU per direction, e.g. 400Gb/s)", at));
+  }
+  return group;
+}
+
+NetworkTier read_tier(const YAML::Node& node, const std::string& file, std::size_t index) {
+  const std::string at = fmt::format("network[{}]", index);
+  if (!node.IsMap()) throw_at(file, node, fmt::format("{} is a map with keys tier, nodes, oversubscription, latency", at));
+  check_keys(node, file, at, {"tier", "nodes", "oversubscription", "latency"});
+  if (!node["tier"]) throw_at(file, node, fmt::format("{} has no 'tier' (its name: leaf, spine, ...)", at));
+  NetworkTier tier;
+  tier.name = scalar_text(node["tier"], file, at + ".tier");
+  if (node["nodes"]) tier.nodes = read_count(node["nodes"], file, at + ".nodes", 1);
+  if (node["oversubscription"]) {
+    tier.oversubscription = parse_at(node["oversubscription"], file, at + ".oversubscription", parse_non_negative);
+    if (tier.oversubscription < 1) {
+      throw_at(file, node["oversubscription"],
+               fmt::format("{}.oversubscription {} is below 1: it is what the switches below could send over what "
+                           "this tier's uplinks carry (1: non-blocking, 2: 2:1)",
+                           at, tier.oversubscription));
+    }
+  }
+  if (node["latency"]) {
+    tier.latency_s = parse_at(node["latency"], file, at + ".latency", [](std::string_view text, std::string_view name) {
+      return parse_duration_s(text, name, 1.0);
+    });
+  }
+  return tier;
+}
+
+// Each tier spans more nodes than the one below it, and its switches hold
+// whole switches of the tier below (the last, spanning every node, may end
+// on a part switch: 127 nodes under leaves of 32).
+void check_tiers(const ClusterConfig& cluster, const YAML::Node& network, const std::string& file) {
+  int below = 1;
+  for (std::size_t i = 0; i < cluster.tiers.size(); ++i) {
+    const NetworkTier& tier = cluster.tiers[i];
+    const int span = tier.nodes > 0 ? tier.nodes : cluster.nodes();
+    const bool last = i + 1 == cluster.tiers.size();
+    const bool whole = span % below == 0 || (last && tier.nodes == 0);
+    if (span <= below || !whole || (!last && tier.nodes == 0)) {
+      throw_at(file, network[i],
+               fmt::format("network[{}] ({}) spans {} nodes: each tier spans more nodes than the one below ({}) and a "
+                           "whole number of its switches; only the last may leave out 'nodes' (every node)",
+                           i, tier.name, span, below));
+    }
+    below = span;
+  }
+  if (below < cluster.nodes()) {
+    throw_at(file, network, fmt::format("the tiers span {} nodes and the node groups have {}: add a tier that joins them "
+                                        "all (e.g. '- {{tier: spine}}')",
+                                        below, cluster.nodes()));
+  }
+}
+
+ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
+  if (!root.IsMap() || !root["node_groups"]) {
+    throw_at(file, root, "a cluster file is a map with keys name, node_groups and network");
+  }
+  check_keys(root, file, "the cluster file", {"name", "source", "node_groups", "network"});
+  ClusterConfig cluster;
+  cluster.name = root["name"] ? scalar_text(root["name"], file, "name") : fs::path(file).stem().string();
+  if (root["source"]) cluster.source = scalar_text(root["source"], file, "source");
+  const YAML::Node groups = root["node_groups"];
+  if (!groups.IsSequence() || groups.size() == 0) throw_at(file, groups, "node_groups is a list of node groups");
+  long long gpus = 0;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    cluster.groups.push_back(read_group(groups[i], file, i));
+    gpus += static_cast<long long>(cluster.groups.back().nodes) * cluster.groups.back().gpus_per_node;
+    if (gpus > kMaxGpus) {
+      throw_at(file, groups[i], fmt::format("node_groups[{}]: the cluster reaches {} GPUs, over {}: check nodes and "
+                                            "gpus_per_node",
+                                            i, gpus, kMaxGpus));
+    }
+  }
+  const YAML::Node network = root["network"];
+  if (!network) {
+    if (cluster.nodes() > 1) throw_at(file, root, "the cluster has several nodes and no 'network' tiers");
+    return cluster;
+  }
+  if (!network.IsSequence()) throw_at(file, network, "network is a list of tiers, the leaf first");
+  for (std::size_t i = 0; i < network.size(); ++i) cluster.tiers.push_back(read_tier(network[i], file, i));
+  check_tiers(cluster, network, file);
+  return cluster;
+}
+
+ClusterConfig parse_text(const std::string& text, const std::string& file) {
+  const YAML::Node root = parse_yaml_text(text, file);
+  return read_yaml(file, [&] { return read_cluster(root, file); });
+}
+
+}  // namespace
+
+int ClusterConfig::nodes() const {
+  return std::accumulate(groups.begin(), groups.end(), 0, [](int sum, const NodeGroup& g) { return sum + g.nodes; });
+}
+
+int ClusterConfig::gpus() const {
+  return std::accumulate(groups.begin(), groups.end(), 0, [](int sum, const NodeGroup& g) { return sum + g.gpus(); });
+}
+
+bool ClusterConfig::homogeneous() const {
+  return std::all_of(groups.begin(), groups.end(),
+                     [&](const NodeGroup& g) { return g.hardware.name == groups.front().hardware.name; });
+}
+
+ClusterConfig parse_cluster_yaml(const std::string& text, const std::string& source_name) {
+  return parse_text(text, source_name);
+}
+
+ClusterConfig load_cluster(const std::string& name_or_path) {
+  std::error_code error;
+  if (fs::is_regular_file(name_or_path, error)) {
+    const YAML::Node root = load_yaml_file(name_or_path, "the cluster file");
+    return read_yaml(name_or_path, [&] { return read_cluster(root, name_or_path); });
+  }
+  if (const EmbeddedFile* builtin = find_embedded("clusters", name_or_path)) {
+    return parse_text(std::string(builtin->text), fmt::format("configs/clusters/{}.yaml", name_or_path));
+  }
+  throw InputError(fmt::format("unknown cluster '{}': not a file and not a built-in; built-ins: {} (or a path to a "
+                               "cluster YAML file)",
+                               name_or_path, fmt::join(builtin_cluster_names(), ", ")));
+}
+
+std::vector<std::string> builtin_cluster_names() { return embedded_names("clusters"); }
+
+bool is_cluster_description(const std::string& name_or_path) {
+  std::error_code error;
+  if (fs::is_regular_file(name_or_path, error)) {
+    try {
+      const YAML::Node root = load_yaml_file(name_or_path, "the file");
+      return root.IsMap() && root["node_groups"];
+    } catch (const std::exception&) {
+      return false;  // the hardware reader says what is wrong with it
+    }
+  }
+  return find_embedded("clusters", name_or_path) != nullptr;
+}
+
+}  // namespace pipeplan::models

@@ -1,0 +1,79 @@
+// Cluster descriptions (models/cluster.h): the built-in files as their
+// sources give them, and bad files refused at the field with one line.
+#include "models/cluster.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/error.h"
+#include "tests/cli_support.h"
+
+namespace pipeplan::models {
+namespace {
+
+TEST(Cluster, BuiltInsReadAsTheirSourcesGiveThem) {
+  const std::vector<std::string> names = builtin_cluster_names();
+  EXPECT_EQ(names.size(), 4u);
+  // DGX SuperPOD (DGX H100): four scalable units of 32 nodes, 127 nodes.
+  const ClusterConfig superpod = load_cluster("dgx-h100-superpod");
+  EXPECT_EQ(superpod.nodes(), 127);
+  EXPECT_EQ(superpod.gpus(), 1016);
+  EXPECT_TRUE(superpod.homogeneous());
+  ASSERT_EQ(superpod.tiers.size(), 2u);
+  EXPECT_EQ(superpod.tiers[0].nodes, 32);
+  EXPECT_DOUBLE_EQ(superpod.groups[0].nic_bandwidth, 50e9);  // 400 Gb/s
+  // GB200 NVL72: 18 trays of 4 GPUs, one NVLink domain of 72.
+  const ClusterConfig rack = load_cluster("gb200-nvl72");
+  EXPECT_EQ(rack.gpus(), 72);
+  EXPECT_EQ(rack.groups[0].nvlink_domain, 72);
+  EXPECT_EQ(rack.groups[0].gpus_per_node, 4);
+  const ClusterConfig mixed = load_cluster("mixed-h100-a100");
+  EXPECT_FALSE(mixed.homogeneous());
+  EXPECT_EQ(mixed.groups[1].hardware.name, "a100-80gb");
+  EXPECT_DOUBLE_EQ(mixed.tiers[1].oversubscription, 2);
+  const ClusterConfig pcie = load_cluster("l40s-pcie-pool");
+  EXPECT_EQ(pcie.groups[0].nvlink_domain, 1);
+}
+
+std::string refusal(const std::string& yaml) {
+  try {
+    parse_cluster_yaml(yaml, "bad.yaml");
+  } catch (const ParseError& error) {
+    return error.what();
+  }
+  return "read without error";
+}
+
+TEST(Cluster, BadFilesNameTheField) {
+  const std::string groups = "node_groups:\n  - {hardware: h100-sxm, nodes: 4}\n";
+  EXPECT_NE(refusal("node_groups:\n  - {hardware: h900, nodes: 4}\nnetwork:\n  - {tier: leaf}\n")
+                .find("node_groups[0].hardware: unknown hardware 'h900'"),
+            std::string::npos);
+  EXPECT_NE(refusal("node_groups:\n  - {hardware: h100-sxm, nodes: 4, nvlink_domain: 3}\nnetwork:\n  - {tier: leaf}\n")
+                .find("nvlink_domain 3 neither divides"),
+            std::string::npos);
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: spine, oversubscription: 0.5}\n").find("below 1"), std::string::npos);
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, nodes: 2}\n  - {tier: spine, nodes: 2}\n")
+                .find("each tier spans more nodes"),
+            std::string::npos);
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, nodes: 2}\n").find("add a tier that joins them"),
+            std::string::npos);
+  EXPECT_NE(refusal(groups).find("no 'network' tiers"), std::string::npos);
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, speed: 1}\n").find("speed"), std::string::npos);
+  EXPECT_NE(refusal("node_groups:\n  - {hardware: h100-sxm}\n").find("has no 'nodes'"), std::string::npos);
+  // The line of the field.
+  EXPECT_NE(refusal("node_groups:\n  - {hardware: h900, nodes: 4}\n").find("bad.yaml:2"), std::string::npos);
+}
+
+TEST(Cluster, PlansRefuseAClusterInOneLine) {
+  testing::expect_refused("plan --model llama3-8b --hardware gb200-nvl72 --gpus 8 --global-batch 16",
+                          "is a cluster description");
+  const testing::CommandResult shown = testing::run("hardware show mixed-h100-a100");
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("├─ leaf 0: nodes 0-3 (h100)"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("2:1 oversubscribed"), std::string::npos) << shown.out;
+}
+
+}  // namespace
+}  // namespace pipeplan::models
