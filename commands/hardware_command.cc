@@ -10,12 +10,21 @@
 #include "common/units.h"
 #include "models/cluster.h"
 #include "models/hardware.h"
+#include "planner/placement.h"
 
 namespace pipeplan::commands {
 namespace {
 
 struct ShowOptions {
   std::string hardware;
+  bool json = false;
+};
+
+struct PlaceOptions {
+  std::string cluster;
+  planner::JobLayout layout;
+  std::string order = "tp-cp-dp-pp";
+  bool allow_cross_node_tp = false;
   bool json = false;
 };
 
@@ -203,6 +212,61 @@ nlohmann::ordered_json cluster_json(const models::ClusterConfig& cluster) {
           {"node_groups", groups},    {"network", tiers}};
 }
 
+std::string tier_text(const planner::GroupTier& tier) {
+  return tier.oversubscription > 1 ? fmt::format("{} ({:.3g}:1)", tier.name, tier.oversubscription) : tier.name;
+}
+
+std::string placement_text(const models::ClusterConfig& cluster, const PlaceOptions& options,
+                           const planner::Placement& placement) {
+  const planner::JobLayout& l = options.layout;
+  std::string text = fmt::format("t={} c={} p={} d={} on {} ({} of its {} GPUs), ranks in order {} (the first "
+                                 "varies fastest)\n",
+                                 l.tp, l.cp, l.pp, l.dp, cluster.name, l.gpus(), cluster.gpus(), options.order);
+  text += fmt::format("  {:<5} {:>5} {:>7}  {:<16} {:>14} {:>10}\n", "group", "size", "groups", "widest tier",
+                      "per GPU", "latency");
+  for (const planner::AxisPlacement& axis : placement.axes) {
+    const std::string share =
+        axis.groups_at_widest < axis.groups ? fmt::format(" ({} of them)", axis.groups_at_widest) : "";
+    text += fmt::format("  {:<5} {:>5} {:>7}  {:<16} {:>14} {:>10}{}\n", planner::axis_name(axis.axis), axis.size,
+                        axis.groups, tier_text(axis.widest), rate(axis.widest.bandwidth), micros(axis.widest.latency_s),
+                        share);
+  }
+  text += "  stages:";
+  for (std::size_t s = 0; s < placement.stage_nodes.size(); ++s) {
+    const auto [first, last] = placement.stage_nodes[s];
+    text += fmt::format("{} {} {} ({})", s == 0 ? "" : ";", s, node_range(first, last), groups_in(cluster, first, last));
+  }
+  text += fmt::format("\n  each GPU's NIC carries {} group{} that cross nodes\n", placement.flows_per_nic,
+                      placement.flows_per_nic == 1 ? "'s traffic" : "s' traffic");
+  return text;
+}
+
+nlohmann::ordered_json placement_json(const models::ClusterConfig& cluster, const PlaceOptions& options,
+                                      const planner::Placement& placement) {
+  nlohmann::ordered_json axes = nlohmann::ordered_json::array(), stages = nlohmann::ordered_json::array();
+  for (const planner::AxisPlacement& axis : placement.axes) {
+    axes.push_back({{"axis", planner::axis_name(axis.axis)},
+                    {"size", axis.size},
+                    {"groups", axis.groups},
+                    {"widest_tier", axis.widest.name},
+                    {"groups_at_widest", axis.groups_at_widest},
+                    {"bandwidth_bytes_per_s", axis.widest.bandwidth},
+                    {"oversubscription", axis.widest.oversubscription},
+                    {"latency_s", axis.widest.latency_s}});
+  }
+  for (const auto& [first, last] : placement.stage_nodes) stages.push_back({{"first_node", first}, {"last_node", last}});
+  return {{"cluster", cluster.name},
+          {"order", options.order},
+          {"tp", options.layout.tp},
+          {"cp", options.layout.cp},
+          {"pp", options.layout.pp},
+          {"dp", options.layout.dp},
+          {"groups", axes},
+          {"stages", stages},
+          {"flows_per_nic", placement.flows_per_nic},
+          {"node_of_rank", placement.node_of_rank}};
+}
+
 }  // namespace
 
 void register_hardware_command(CLI::App& app) {
@@ -236,6 +300,27 @@ void register_hardware_command(CLI::App& app) {
     }
     const models::HardwareConfig hw = models::load_hardware(options->hardware);
     std::cout << (options->json ? hardware_json(hw).dump(2) + "\n" : hardware_text(hw));
+  });
+  auto place = std::make_shared<PlaceOptions>();
+  CLI::App* placing = command->add_subcommand(
+      "place", "Where a job's ranks land on a cluster, and which tier each communication group crosses");
+  placing->add_option("cluster", place->cluster, "Cluster name or YAML file")->required();
+  placing->add_option("--tp", place->layout.tp, "Tensor-parallel size")->capture_default_str();
+  placing->add_option("--cp", place->layout.cp, "Context-parallel size")->capture_default_str();
+  placing->add_option("--pp", place->layout.pp, "Pipeline-parallel size")->capture_default_str();
+  placing->add_option("--dp", place->layout.dp, "Data-parallel size")->capture_default_str();
+  placing->add_option("--order", place->order,
+                      "Rank order, the fastest-varying axis first (Megatron's RankGenerator order)")
+      ->capture_default_str();
+  placing->add_flag("--allow-cross-node-tp", place->allow_cross_node_tp,
+                    "Let a tensor-parallel group leave its NVLink domain");
+  placing->add_flag("--json", place->json, "Print one JSON object");
+  placing->callback([place] {
+    const models::ClusterConfig cluster = models::load_cluster(place->cluster);
+    const planner::Placement placement = planner::place_job(
+        cluster, place->layout, planner::parse_rank_order(place->order), place->allow_cross_node_tp);
+    std::cout << (place->json ? placement_json(cluster, *place, placement).dump(2) + "\n"
+                              : placement_text(cluster, *place, placement));
   });
 }
 

@@ -227,7 +227,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                           std::any_of(setup.stage_recompute.begin(), setup.stage_recompute.end(),
                                       [](models::Recompute stage) { return stage != models::Recompute::kNone; });
   setup.recompute_in_bubbles = plan.plan.recompute_in_bubbles && recomputes;
-  if (outputs.recompute_in_bubbles && !setup.recompute_in_bubbles) run.overrides.push_back("--recompute-in-bubbles");
+  if (has("recompute-in-bubbles") && outputs.recompute_in_bubbles != setup.recompute_in_bubbles) {
+    run.overrides.push_back(outputs.recompute_in_bubbles ? "--recompute-in-bubbles" : "--recompute-in-bubbles=false");
+    setup.recompute_in_bubbles = outputs.recompute_in_bubbles;
+  }
   // A searched order is searched within the cap: another cap re-costs it.
   if (outputs.memory_cap && sim::is_searched(sim::find_schedule_family(setup.schedule))) {
     run.overrides.push_back("--memory-cap " + *outputs.memory_cap);

@@ -15,7 +15,9 @@
 #include "planner/plan_replay.h"
 #include "planner/plan_report.h"
 #include "planner/plan_search.h"
+#include "planner/search_space.h"
 #include "profiler/profile_file.h"
+#include "sim/generators/registry.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -135,6 +137,15 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   if (options.recompute_in_bubbles && options.profile) {
     throw InputError("--recompute-in-bubbles needs recomputation, and a profile's costs are searched without it: "
                      "drop one");
+  }
+  if (options.recompute_in_bubbles && options.schedule && !planner::is_schedule_set(*options.schedule) &&
+      sim::is_searched(sim::find_schedule_family(*options.schedule))) {
+    throw InputError(fmt::format("--recompute-in-bubbles applies to generated schedules, and --schedule {} is "
+                                 "searched without it: drop one",
+                                 *options.schedule));
+  }
+  if (options.recompute_in_bubbles && options.pp && *options.pp == 1) {
+    throw InputError("--recompute-in-bubbles fills the pipeline's bubbles, and --pp 1 has none: drop one");
   }
   request.recompute_in_bubbles = options.recompute_in_bubbles;
   if (options.recompute_modules) {

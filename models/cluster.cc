@@ -22,6 +22,19 @@ namespace fs = std::filesystem;
 // enough that every count stays an int.
 constexpr long long kMaxGpus = 10'000'000;
 
+// A rate or a duration as a cluster file gives it: with its unit ("400Gb/s",
+// "2us"); a bare number would be bytes per second or seconds, never what
+// was meant.
+template <typename Parse>
+double read_with_unit(const YAML::Node& node, const std::string& file, const std::string& field, Parse parse,
+                      std::string_view example) {
+  const std::string text = scalar_text(node, file, field);
+  if (!text.empty() && text.find_first_not_of("0123456789.eE+- ") == std::string::npos) {
+    throw_at(file, node, fmt::format("{} {}: give a unit, e.g. {}", field, text, example));
+  }
+  return parse_at(node, file, field, parse);
+}
+
 int read_count(const YAML::Node& map, const std::string& file, const std::string& field, int minimum) {
   return parse_at(map, file, field,
                   [minimum](std::string_view text, std::string_view name) { return parse_count(text, name, minimum); });
@@ -70,9 +83,10 @@ NodeGroup read_group(const YAML::Node& node, const std::string& file, std::size_
                          "rack, 1 without NVLink)",
                          at, domain, per_node, group.nodes));
   }
-  group.nic_bandwidth = node["nic_bandwidth"]
-                            ? parse_at(node["nic_bandwidth"], file, at + ".nic_bandwidth", parse_bandwidth)
-                            : group.hardware.network.bandwidth;
+  group.nic_bandwidth =
+      node["nic_bandwidth"]
+          ? read_with_unit(node["nic_bandwidth"], file, at + ".nic_bandwidth", parse_bandwidth, "400Gb/s")
+          : group.hardware.network.bandwidth;
   if (!(group.nic_bandwidth > 0)) {
     throw_at(file, node, fmt::format("{}: give nic_bandwidth (per GPU per direction, e.g. 400Gb/s)", at));
   }
@@ -97,9 +111,9 @@ NetworkTier read_tier(const YAML::Node& node, const std::string& file, std::size
     }
   }
   if (node["latency"]) {
-    tier.latency_s = parse_at(node["latency"], file, at + ".latency", [](std::string_view text, std::string_view name) {
-      return parse_duration_s(text, name, 1.0);
-    });
+    tier.latency_s = read_with_unit(
+        node["latency"], file, at + ".latency",
+        [](std::string_view text, std::string_view name) { return parse_duration_s(text, name, 1.0); }, "2us");
   }
   return tier;
 }
@@ -131,7 +145,8 @@ void check_tiers(const ClusterConfig& cluster, const YAML::Node& network, const 
 
 ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
   if (!root.IsMap() || !root["node_groups"]) {
-    throw_at(file, root, "a cluster file is a map with keys name, node_groups and network");
+    throw_at(file, root, "a cluster file is a map with keys name, source, node_groups and network, and "
+                         "node_groups is required");
   }
   check_keys(root, file, "the cluster file", {"name", "source", "node_groups", "network"});
   ClusterConfig cluster;
@@ -142,6 +157,10 @@ ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
   long long gpus = 0;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     cluster.groups.push_back(read_group(groups[i], file, i));
+    const std::string& name = cluster.groups.back().name;
+    if (std::count_if(cluster.groups.begin(), cluster.groups.end(), [&](const NodeGroup& g) { return g.name == name; }) > 1) {
+      throw_at(file, groups[i], fmt::format("node_groups[{}]: a second group named '{}'; give each its own name", i, name));
+    }
     gpus += static_cast<long long>(cluster.groups.back().nodes) * cluster.groups.back().gpus_per_node;
     if (gpus > kMaxGpus) {
       throw_at(file, groups[i], fmt::format("node_groups[{}]: the cluster reaches {} GPUs, over {}: check nodes and "
@@ -151,7 +170,9 @@ ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
   }
   const YAML::Node network = root["network"];
   if (!network) {
-    if (cluster.nodes() > 1) throw_at(file, root, "the cluster has several nodes and no 'network' tiers");
+    if (cluster.nodes() > 1) {
+      throw_at(file, root, "the cluster has several nodes and no 'network' tiers: add e.g. 'network: [{tier: leaf}]'");
+    }
     return cluster;
   }
   if (!network.IsSequence()) throw_at(file, network, "network is a list of tiers, the leaf first");

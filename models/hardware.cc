@@ -352,9 +352,11 @@ HardwareConfig load_builtin_spelling(const std::string& word, int depth) {
   for (std::size_t i = 0; i < spellings.size(); ++i) {
     if (name_key(spellings[i]) == name_key(word)) return load_at_depth(canonical[i], depth, {});
   }
+  const std::vector<std::string> clusters = embedded_names("clusters");
   throw InputError(fmt::format("unknown hardware '{}': not a file and not a built-in{}; built-ins: {} (or a path to a "
-                               "hardware YAML file)",
-                               word, did_you_mean(word, spellings, canonical), fmt::join(names, ", ")));
+                               "hardware YAML file); clusters, for `hardware show` and `hardware place`: {}",
+                               word, did_you_mean(word, spellings, canonical), fmt::join(names, ", "),
+                               fmt::join(clusters, ", ")));
 }
 
 }  // namespace

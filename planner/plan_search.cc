@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -66,6 +67,24 @@ std::vector<std::string> request_warnings(const PlanRequest& request) {
 // does not depend on the number of threads.
 constexpr std::size_t kBatch = 16;
 
+// Whether two candidates are one plan but for a searched order's activation
+// limit, and the limit changed nothing (the same order: the same figures).
+bool same_but_limit(const PlanCandidate& a, const PlanCandidate& b) {
+  const auto layout = [](const PlanCandidate& c) {
+    return std::tie(c.tp, c.cp, c.pp, c.dp, c.ep, c.etp, c.micro_batch_size, c.microbatches, c.virtual_stages,
+                    c.schedule, c.recompute, c.recompute_modules, c.stage_recompute, c.recompute_in_bubbles,
+                    c.sequence_parallel, c.zero, c.split, c.max_peak_bytes);
+  };
+  return a.activation_limit != b.activation_limit && layout(a) == layout(b) &&
+         std::abs(a.iteration_time_s - b.iteration_time_s) <= 1e-9 * b.iteration_time_s;
+}
+
+// Of two such, the one searched within the looser limit (none is loosest).
+bool looser_limit(const PlanCandidate& a, const PlanCandidate& b) {
+  if (!a.activation_limit || !b.activation_limit) return !a.activation_limit && b.activation_limit;
+  return a.activation_limit->value > b.activation_limit->value;
+}
+
 // Whether a candidate no replay can bring into the top or onto the Pareto
 // front may be skipped: its bound on the objective is worse than the k-th
 // best found, and some found plan is strictly better in both iteration time
@@ -87,6 +106,17 @@ class Pruner {
   }
 
   void add(const PlanCandidate& candidate) {
+    // A limit that left the order as it was is the same plan: listed once,
+    // with the looser limit.
+    bool listed = false;
+    for (std::vector<PlanCandidate>* list : {&ranked_, &front_}) {
+      for (PlanCandidate& kept : *list) {
+        if (!same_but_limit(kept, candidate)) continue;
+        if (looser_limit(candidate, kept)) kept = candidate;
+        listed = true;
+      }
+    }
+    if (listed) return;
     ranked_.push_back(candidate);
     std::sort(ranked_.begin(), ranked_.end(),
               [&](const PlanCandidate& a, const PlanCandidate& b) { return better(a, b, objective_); });

@@ -62,6 +62,14 @@ TEST(Cluster, BadFilesNameTheField) {
   EXPECT_NE(refusal(groups).find("no 'network' tiers"), std::string::npos);
   EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, speed: 1}\n").find("speed"), std::string::npos);
   EXPECT_NE(refusal("node_groups:\n  - {hardware: h100-sxm}\n").find("has no 'nodes'"), std::string::npos);
+  // Rates and latencies carry their unit; two groups, two names.
+  EXPECT_NE(refusal("node_groups:\n  - {hardware: h100-sxm, nodes: 1, nic_bandwidth: 400}\n").find("give a unit"),
+            std::string::npos);
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, latency: 1}\n").find("give a unit"), std::string::npos);
+  EXPECT_NE(refusal("node_groups:\n  - {name: g, hardware: h100-sxm, nodes: 1}\n  - {name: g, hardware: a100, nodes: 1}\n"
+                    "network:\n  - {tier: leaf}\n")
+                .find("a second group named 'g'"),
+            std::string::npos);
   // The line of the field.
   EXPECT_NE(refusal("node_groups:\n  - {hardware: h900, nodes: 4}\n").find("bad.yaml:2"), std::string::npos);
 }

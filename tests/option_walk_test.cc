@@ -311,6 +311,17 @@ TEST(OptionWalk, ModelAndHardware) {
          {"json", "--json"}}},
        {});
   walk({"hardware show", "hardware show", "h100-sxm", {{"json", "--json"}}}, {});
+  walk({"hardware place",
+        "hardware place",
+        "mixed-h100-a100 --tp 8 --pp 4 --dp 2",
+        {{"tp", "--tp 4"},
+         {"cp", "--cp 2"},
+         {"pp", "--pp 2"},
+         {"dp", "--dp 1"},
+         {"order", "--order pp-tp-cp-dp --allow-cross-node-tp"},
+         {"allow-cross-node-tp", "--allow-cross-node-tp --tp 16 --pp 2"},
+         {"json", "--json"}}},
+       {});
 }
 
 // Times are measured; what must change is what the profile says it measured.

@@ -14,6 +14,7 @@ struct ActivationLimit {
   enum class Unit { kBytes, kMicrobatches, kPipelineDepths };
   Unit unit = Unit::kPipelineDepths;
   double value = 1;  // bytes, micro-batches or multiples of p
+  friend bool operator==(const ActivationLimit&, const ActivationLimit&) = default;
 
   // The bytes a rank of a `ranks`-deep pipeline may hold, whose micro-batch
   // keeps `activation_bytes` (M_B) until its backward.

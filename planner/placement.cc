@@ -1,0 +1,213 @@
+#include "planner/placement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "common/error.h"
+
+namespace pipeplan::planner {
+namespace {
+
+constexpr std::array<GroupAxis, 4> kAxes{GroupAxis::kTp, GroupAxis::kCp, GroupAxis::kDp, GroupAxis::kPp};
+
+int size_of(const JobLayout& layout, GroupAxis axis) {
+  switch (axis) {
+    case GroupAxis::kTp: return layout.tp;
+    case GroupAxis::kCp: return layout.cp;
+    case GroupAxis::kDp: return layout.dp;
+    case GroupAxis::kPp: return layout.pp;
+  }
+  return 1;
+}
+
+// Each GPU of the cluster: its node, its node group and its NVLink domain.
+struct GpuSite {
+  int node = 0;
+  int group = 0;
+  int domain = 0;
+};
+
+std::vector<GpuSite> gpu_sites(const models::ClusterConfig& cluster, int gpus) {
+  std::vector<GpuSite> sites;
+  sites.reserve(static_cast<std::size_t>(gpus));
+  int node = 0, domain = 0;
+  for (std::size_t g = 0; g < cluster.groups.size() && static_cast<int>(sites.size()) < gpus; ++g) {
+    const models::NodeGroup& group = cluster.groups[g];
+    for (int n = 0; n < group.nodes; ++n, ++node) {
+      for (int gpu = 0; gpu < group.gpus_per_node; ++gpu) {
+        // A domain within a node starts every nvlink_domain GPUs; one made of
+        // whole nodes every nvlink_domain / gpus_per_node nodes.
+        const bool starts = group.nvlink_domain <= group.gpus_per_node
+                                ? gpu % group.nvlink_domain == 0
+                                : gpu == 0 && n % (group.nvlink_domain / group.gpus_per_node) == 0;
+        if (starts && !sites.empty()) ++domain;
+        sites.push_back({node, static_cast<int>(g), domain});
+      }
+    }
+  }
+  return sites;
+}
+
+// The narrowest tier holding every GPU of `members` (GPU indices).
+GroupTier tier_of(const models::ClusterConfig& cluster, const std::vector<GpuSite>& sites,
+                  const std::vector<int>& members) {
+  const GpuSite& first = sites[static_cast<std::size_t>(members.front())];
+  double link = 0, nic = 0, link_latency = 0;
+  bool one_domain = true, one_node = true;
+  for (int member : members) {
+    const GpuSite& site = sites[static_cast<std::size_t>(member)];
+    const models::NodeGroup& group = cluster.groups[static_cast<std::size_t>(site.group)];
+    const double own_link = group.hardware.node_link.bandwidth;
+    link = link == 0 ? own_link : std::min(link, own_link);
+    nic = nic == 0 ? group.nic_bandwidth : std::min(nic, group.nic_bandwidth);
+    link_latency = std::max(link_latency, group.hardware.node_link.latency_s);
+    one_domain = one_domain && site.domain == first.domain;
+    one_node = one_node && site.node == first.node;
+  }
+  const bool nvlink = cluster.groups[static_cast<std::size_t>(first.group)].nvlink_domain > 1;
+  if (one_domain) return {0, nvlink ? "NVLink" : "PCIe", link, 1, link_latency};
+  if (one_node) return {1, "PCIe", link, 1, link_latency};
+  GroupTier tier{2, "", nic, 1, 0};
+  for (std::size_t i = 0; i < cluster.tiers.size(); ++i) {
+    const models::NetworkTier& level = cluster.tiers[i];
+    tier.oversubscription = std::max(tier.oversubscription, level.oversubscription);
+    tier.latency_s += level.latency_s;
+    const int span = level.nodes > 0 ? level.nodes : cluster.nodes();
+    const bool held = std::all_of(members.begin(), members.end(), [&](int member) {
+      return sites[static_cast<std::size_t>(member)].node / span == first.node / span;
+    });
+    if (held) {
+      tier.level = 2 + static_cast<int>(i);
+      tier.name = level.name;
+      tier.bandwidth = nic / tier.oversubscription;
+      return tier;
+    }
+  }
+  throw std::logic_error("a cluster's last tier holds every node");
+}
+
+}  // namespace
+
+std::string_view axis_name(GroupAxis axis) {
+  switch (axis) {
+    case GroupAxis::kTp: return "tp";
+    case GroupAxis::kCp: return "cp";
+    case GroupAxis::kDp: return "dp";
+    case GroupAxis::kPp: return "pp";
+  }
+  return "?";
+}
+
+RankOrder parse_rank_order(std::string_view text, std::string_view field) {
+  RankOrder order;
+  std::size_t count = 0, start = 0;
+  while (start <= text.size()) {
+    const std::size_t dash = std::min(text.find('-', start), text.size());
+    const std::string_view word = text.substr(start, dash - start);
+    const auto axis = std::find_if(kAxes.begin(), kAxes.end(), [&](GroupAxis a) { return axis_name(a) == word; });
+    const bool repeated = axis != kAxes.end() &&
+                          std::find(order.fastest_first.begin(), order.fastest_first.begin() +
+                                                                     static_cast<std::ptrdiff_t>(count),
+                                    *axis) != order.fastest_first.begin() + static_cast<std::ptrdiff_t>(count);
+    if (axis == kAxes.end() || repeated || count == kAxes.size()) {
+      throw InputError(fmt::format("{} '{}': give tp, cp, dp and pp once each, the fastest first and joined by '-' "
+                                   "(Megatron's default: tp-cp-dp-pp)",
+                                   field, text));
+    }
+    order.fastest_first[count++] = *axis;
+    start = dash + 1;
+  }
+  if (count != kAxes.size()) {
+    throw InputError(fmt::format("{} '{}': give all four of tp, cp, dp and pp (e.g. tp-cp-dp-pp)", field, text));
+  }
+  return order;
+}
+
+std::string rank_order_name(const RankOrder& order) {
+  std::string name;
+  for (GroupAxis axis : order.fastest_first) {
+    if (!name.empty()) name += '-';
+    name += axis_name(axis);
+  }
+  return name;
+}
+
+Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layout, const RankOrder& order,
+                    bool allow_cross_node_tp) {
+  for (GroupAxis axis : kAxes) {
+    if (size_of(layout, axis) < 1) {
+      throw InputError(fmt::format("--{} must be >= 1 (got {})", axis_name(axis), size_of(layout, axis)));
+    }
+  }
+  const long long gpus = static_cast<long long>(layout.tp) * layout.cp * layout.pp * layout.dp;
+  if (gpus > cluster.gpus()) {
+    throw InputError(fmt::format("t x c x p x d = {} GPUs, and {} has {}: lower a size", gpus, cluster.name,
+                                 cluster.gpus()));
+  }
+  const std::vector<GpuSite> sites = gpu_sites(cluster, static_cast<int>(gpus));
+  // A rank's coordinate on each axis, from the order's strides.
+  std::map<GroupAxis, int> stride;
+  int step = 1;
+  for (GroupAxis axis : order.fastest_first) {
+    stride[axis] = step;
+    step *= size_of(layout, axis);
+  }
+  const auto coordinate = [&](int rank, GroupAxis axis) { return rank / stride[axis] % size_of(layout, axis); };
+
+  Placement placement;
+  for (const GpuSite& site : sites) placement.node_of_rank.push_back(site.node);
+  std::vector<std::vector<char>> crosses(static_cast<std::size_t>(gpus));  // per rank, per axis crossing nodes
+  for (GroupAxis axis : kAxes) {
+    const int size = size_of(layout, axis);
+    if (size == 1) continue;
+    AxisPlacement entry{axis, axis == GroupAxis::kPp ? 2 : size, 0, {}, 0};
+    for (int rank = 0; rank < gpus; ++rank) {
+      const int at = coordinate(rank, axis);
+      // Each group once, from its first member (pp: each stage boundary).
+      if (axis == GroupAxis::kPp ? at + 1 >= size : at != 0) continue;
+      std::vector<int> members;
+      if (axis == GroupAxis::kPp) {
+        members = {rank, rank + stride[axis]};
+      } else {
+        for (int k = 0; k < size; ++k) members.push_back(rank + k * stride[axis]);
+      }
+      const GroupTier tier = tier_of(cluster, sites, members);
+      if (entry.groups == 0 || tier.level > entry.widest.level) {
+        entry.widest = tier;
+        entry.groups_at_widest = 1;
+      } else if (tier.level == entry.widest.level) {
+        ++entry.groups_at_widest;
+        if (tier.bandwidth < entry.widest.bandwidth) entry.widest = tier;  // the slowest at that tier
+      }
+      ++entry.groups;
+      if (tier.level >= 2) {
+        for (int member : members) crosses[static_cast<std::size_t>(member)].push_back(static_cast<char>(axis));
+      }
+    }
+    if (axis == GroupAxis::kTp && entry.widest.level > 0 && !allow_cross_node_tp) {
+      const models::NodeGroup& group = cluster.groups.front();
+      throw InputError(fmt::format("--tp {} leaves an NVLink domain of {} GPUs on {} (tensor-parallel collectives "
+                                   "would cross {}): lower --tp to {} or add --allow-cross-node-tp",
+                                   layout.tp, group.nvlink_domain, cluster.name, entry.widest.name,
+                                   group.nvlink_domain));
+    }
+    placement.axes.push_back(entry);
+  }
+  for (const std::vector<char>& axes : crosses) {
+    std::vector<char> distinct = axes;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    placement.flows_per_nic = std::max(placement.flows_per_nic, static_cast<int>(distinct.size()));
+  }
+  placement.stage_nodes.assign(static_cast<std::size_t>(layout.pp), {cluster.nodes(), -1});
+  for (int rank = 0; rank < gpus; ++rank) {
+    std::array<int, 2>& nodes = placement.stage_nodes[static_cast<std::size_t>(coordinate(rank, GroupAxis::kPp))];
+    nodes[0] = std::min(nodes[0], placement.node_of_rank[static_cast<std::size_t>(rank)]);
+    nodes[1] = std::max(nodes[1], placement.node_of_rank[static_cast<std::size_t>(rank)]);
+  }
+  return placement;
+}
+
+}  // namespace pipeplan::planner
