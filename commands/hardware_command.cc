@@ -164,8 +164,9 @@ void draw_tier(const models::ClusterConfig& cluster, int level, int first, int l
 }
 
 std::string cluster_text(const models::ClusterConfig& cluster) {
-  std::string text = fmt::format("{}: {} nodes, {} GPUs{}\n  source: {}\n", cluster.name, cluster.nodes(),
-                                 cluster.gpus(), cluster.homogeneous() ? "" : " of several kinds", cluster.source);
+  std::string text = fmt::format("{}: {}, {}{}\n  source: {}\n", cluster.name, format_plural(cluster.nodes(), "node"),
+                                 format_plural(cluster.gpus(), "GPU"), cluster.homogeneous() ? "" : " of several kinds",
+                                 cluster.source.empty() ? "not given" : cluster.source);
   text += "  node groups, in rank order:\n";
   int first = 0;
   for (const models::NodeGroup& group : cluster.groups) {
@@ -282,9 +283,9 @@ void register_hardware_command(CLI::App& app) {
     }
     for (const std::string& name : models::builtin_cluster_names()) {
       const models::ClusterConfig cluster = models::load_cluster(name);
-      std::cout << fmt::format("{:<20} cluster: {} nodes, {} GPUs ({}), {} network tier{}\n", name, cluster.nodes(),
-                               cluster.gpus(), fmt::join(group_names(cluster), " + "), cluster.tiers.size(),
-                               cluster.tiers.size() == 1 ? "" : "s");
+      std::cout << fmt::format("{:<20} cluster: {}, {} ({}), {}\n", name, format_plural(cluster.nodes(), "node"),
+                               format_plural(cluster.gpus(), "GPU"), fmt::join(group_names(cluster), " + "),
+                               format_plural(static_cast<long long>(cluster.tiers.size()), "network tier"));
     }
   });
   auto options = std::make_shared<ShowOptions>();

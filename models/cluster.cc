@@ -130,9 +130,9 @@ void check_tiers(const ClusterConfig& cluster, const YAML::Node& network, const 
     const bool whole = span % below == 0 || (last && tier.nodes == 0);
     if (span <= below || !whole || (!last && tier.nodes == 0)) {
       throw_at(file, network[i],
-               fmt::format("network[{}] ({}) spans {} nodes: each tier spans more nodes than the one below ({}) and a "
+               fmt::format("network[{}] ({}) spans {}: each tier spans more nodes than the one below ({}) and a "
                            "whole number of its switches; only the last may leave out 'nodes' (every node)",
-                           i, tier.name, span, below));
+                           i, tier.name, format_plural(span, "node"), below));
     }
     below = span;
   }
