@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "common/close_names.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "common/yaml_fields.h"
@@ -211,12 +212,16 @@ ClusterConfig load_cluster(const std::string& name_or_path) {
     const YAML::Node root = load_yaml_file(name_or_path, "the cluster file");
     return read_yaml(name_or_path, [&] { return read_cluster(root, name_or_path); });
   }
-  if (const EmbeddedFile* builtin = find_embedded("clusters", name_or_path)) {
-    return parse_text(std::string(builtin->text), fmt::format("configs/clusters/{}.yaml", name_or_path));
+  // A built-in by its name in any case and punctuation, as hardware names are read.
+  const std::vector<std::string> names = builtin_cluster_names();
+  for (const std::string& name : names) {
+    if (name_key(name) != name_key(name_or_path)) continue;
+    const EmbeddedFile* builtin = find_embedded("clusters", name);
+    return parse_text(std::string(builtin->text), fmt::format("configs/clusters/{}.yaml", name));
   }
-  throw InputError(fmt::format("unknown cluster '{}': not a file and not a built-in; built-ins: {} (or a path to a "
+  throw InputError(fmt::format("unknown cluster '{}': not a file and not a built-in{}; built-ins: {} (or a path to a "
                                "cluster YAML file)",
-                               name_or_path, fmt::join(builtin_cluster_names(), ", ")));
+                               name_or_path, did_you_mean(name_or_path, names), fmt::join(names, ", ")));
 }
 
 std::vector<std::string> builtin_cluster_names() { return embedded_names("clusters"); }
@@ -231,7 +236,9 @@ bool is_cluster_description(const std::string& name_or_path) {
       return false;  // the hardware reader says what is wrong with it
     }
   }
-  return find_embedded("clusters", name_or_path) != nullptr;
+  const std::vector<std::string> names = builtin_cluster_names();
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& name) { return name_key(name) == name_key(name_or_path); });
 }
 
 }  // namespace pipeplan::models

@@ -370,7 +370,10 @@ std::int64_t GpuSpec::usable_memory_bytes() const {
 
 HardwareConfig load_hardware(const std::string& name_or_path) {
   std::error_code error;
-  if (!fs::is_regular_file(name_or_path, error) && find_embedded("clusters", name_or_path) != nullptr) {
+  const std::vector<std::string> clusters = embedded_names("clusters");
+  const bool cluster = std::any_of(clusters.begin(), clusters.end(),
+                                   [&](const std::string& name) { return name_key(name) == name_key(name_or_path); });
+  if (!fs::is_regular_file(name_or_path, error) && cluster) {
     throw InputError(fmt::format("'{}' {}", name_or_path, kClusterNotYet));
   }
   return load_at_depth(name_or_path, 0, {});

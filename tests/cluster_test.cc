@@ -34,6 +34,10 @@ TEST(Cluster, BuiltInsReadAsTheirSourcesGiveThem) {
   EXPECT_DOUBLE_EQ(mixed.tiers[1].oversubscription, 2);
   const ClusterConfig pcie = load_cluster("l40s-pcie-pool");
   EXPECT_EQ(pcie.groups[0].nvlink_domain, 1);
+  // Names read in any case and punctuation, as hardware names are.
+  EXPECT_EQ(load_cluster("GB200_NVL72").name, "gb200-nvl72");
+  EXPECT_TRUE(is_cluster_description("Mixed-H100-A100"));
+  EXPECT_THROW(load_cluster("gb200-nvl"), InputError);
 }
 
 std::string refusal(const std::string& yaml) {
