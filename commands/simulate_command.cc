@@ -84,11 +84,7 @@ SourcedSchedule given_times_schedule(const ScheduleSource& source, const Resolve
                                  family.name));
   }
   const std::string name(family.name);
-  if (outputs.recompute_in_bubbles) {
-    throw InputError(fmt::format("--recompute-in-bubbles with {} is not built: its order is searched without the "
-                                 "recomputed activations, so it would not keep to its limit; drop one",
-                                 name));
-  }
+  planner::check_no_bubble_recompute(name, outputs.recompute_in_bubbles);
   const sim::Schedule shape = sim::searched_schedule_shape(name, source.ranks, source.microbatches);
   std::optional<sim::ActivationLimit> limit;
   if (source.activation_limit) limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");

@@ -387,25 +387,6 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending) const 
   return replay(pending, redundant);
 }
 
-namespace {
-
-// Whether a searched order's activation limit changes nothing beside the
-// cap: it leaves every rank at least what the cap does, or the cap leaves
-// some rank less than one micro-batch (the cap's own candidate shows that).
-bool limit_redundant(const sim::ActivationLimit& limit, std::int64_t cap, const sim::PipelineCosts& costs) {
-  if (cap <= 0) return false;
-  const std::vector<std::int64_t> within = sim::activation_limits(limit, costs);
-  const std::vector<std::int64_t> capped = sim::limits_under_cap(cap, costs);
-  bool binds = false;
-  for (std::size_t rank = 0; rank < capped.size(); ++rank) {
-    if (capped[rank] < costs.stages[rank].activation_bytes) return true;
-    binds = binds || within[rank] < capped[rank];
-  }
-  return !binds;
-}
-
-}  // namespace
-
 PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending, bool& redundant) const {
   redundant = false;
   const SearchGroup& group = groups_[pending.group];

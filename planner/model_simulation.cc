@@ -383,13 +383,8 @@ ModelSimulation simulate_expanded(const models::ModelLayers& layers, const model
   const ModelStageCosts costs = build_stage_costs(
       stage_tables(table, setup, schedule.stages, expand, hardware, variants), setup.shape, split, schedule);
   std::string schedule_note;
-  if (sim::is_searched(family) && (setup.recompute_in_bubbles || options.recompute_in_bubbles)) {
-    throw InputError(fmt::format("recomputation in the bubbles with {} is not built: its order is searched without "
-                                 "the recomputed activations, so it would not keep to its limit; choose a generated "
-                                 "schedule or --recompute-in-bubbles=false",
-                                 family.name));
-  }
   if (sim::is_searched(family)) {
+    check_no_bubble_recompute(std::string(family.name), setup.recompute_in_bubbles || options.recompute_in_bubbles);
     const bool capped = setup.memory_cap_bytes > 0;
     SearchedOrder order = search_order(
         std::string(family.name), costs.costs, setup_topology(hardware, setup), setup.microbatches,

@@ -11,6 +11,26 @@
 
 namespace pipeplan::planner {
 
+bool limit_redundant(const sim::ActivationLimit& limit, std::int64_t memory_cap, const sim::PipelineCosts& costs) {
+  if (memory_cap <= 0) return false;
+  const std::vector<std::int64_t> within = sim::activation_limits(limit, costs);
+  const std::vector<std::int64_t> capped = sim::limits_under_cap(memory_cap, costs);
+  bool binds = false;
+  for (std::size_t rank = 0; rank < capped.size(); ++rank) {
+    if (capped[rank] < costs.stages[rank].activation_bytes) return true;
+    binds = binds || within[rank] < capped[rank];
+  }
+  return !binds;
+}
+
+void check_no_bubble_recompute(const std::string& family, bool recompute_in_bubbles) {
+  if (!recompute_in_bubbles) return;
+  throw InputError(fmt::format("recomputation in the bubbles with {} is not built: its order is searched without the "
+                               "recomputed activations, so it would not keep to its limit; choose a generated "
+                               "schedule or --recompute-in-bubbles=false",
+                               family));
+}
+
 SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& costs,
                            const sim::Topology& topology, int microbatches,
                            const std::optional<sim::ActivationLimit>& activation_limit, std::int64_t memory_cap,

@@ -26,6 +26,17 @@ struct SearchedOrder {
 // keeps to the tighter of the two. A cap alone that leaves some rank less
 // than one micro-batch gives the order holding one on every rank (the
 // note says so; its replay reports the rank over the cap).
+// Whether `limit` changes nothing beside `memory_cap` (each rank's whole
+// memory; 0: none): it leaves every rank at least what the cap does, or the
+// cap leaves some rank less than one micro-batch (the cap's own order shows
+// that).
+bool limit_redundant(const sim::ActivationLimit& limit, std::int64_t memory_cap, const sim::PipelineCosts& costs);
+
+// Throws InputError when a searched `family`'s order would run with its
+// recomputation in the bubbles: the search does not count the recomputed
+// activations, so the order would not keep to its limit.
+void check_no_bubble_recompute(const std::string& family, bool recompute_in_bubbles);
+
 // `limit_source` names where the activation limit came from.
 // Throws InputError naming the limit when no order keeps to it.
 SearchedOrder search_order(const std::string& family, const sim::PipelineCosts& costs,
