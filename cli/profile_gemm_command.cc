@@ -9,6 +9,7 @@
 #include "commands/option_use.h"
 #include "commands/output_files.h"
 #include "common/error.h"
+#include "models/cluster.h"
 #include "models/gemm_time.h"
 #include "models/hardware.h"
 #include "profiler/backends.h"
@@ -66,7 +67,7 @@ void run(const GemmOptions& options) {
   std::vector<profiler::GemmSize> sizes;
   profiler::GemmSweep sweep;
   std::optional<models::HardwareConfig> hardware;
-  if (!options.hardware.empty()) hardware = models::load_hardware(options.hardware);
+  if (!options.hardware.empty()) hardware = models::load_platform(options.hardware);
   if (options.backend == "cpu") {
     sizes = options.shapes ? profiler::parse_gemm_sizes(*options.shapes) : profiler::cpu_gemm_sizes();
     sweep = profiler::measure_gemms_cpu(sizes, options.warmup, options.repeats);

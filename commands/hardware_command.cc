@@ -11,6 +11,7 @@
 #include "models/cluster.h"
 #include "models/hardware.h"
 #include "planner/placement.h"
+#include "planner/placement_report.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -28,9 +29,9 @@ struct PlaceOptions {
   bool json = false;
 };
 
-std::string rate(double bytes_per_s) { return fmt::format("{:.4g} GB/s", bytes_per_s / 1e9); }
+std::string rate(double bytes_per_s) { return format_rate(bytes_per_s); }
 // Microseconds, the scale of launches and link latencies.
-std::string micros(double seconds) { return fmt::format("{:.3g} us", seconds * 1e6); }
+std::string micros(double seconds) { return format_micros(seconds); }
 std::string curve(const models::EfficiencyCurve& c, const char* of, const std::string& half) {
   return fmt::format("{:.3g} of {} at most, half of that at {}", c.max_fraction, of, half);
 }
@@ -126,22 +127,6 @@ std::vector<std::string> group_names(const models::ClusterConfig& cluster) {
   return names;
 }
 
-// Which node groups nodes [first, last] hold: "h100" or "h100, a100".
-std::string groups_in(const models::ClusterConfig& cluster, int first, int last) {
-  std::string names;
-  int start = 0;
-  for (const models::NodeGroup& group : cluster.groups) {
-    const int end = start + group.nodes - 1;
-    if (end >= first && start <= last) names += (names.empty() ? "" : ", ") + group.name;
-    start = end + 1;
-  }
-  return names;
-}
-
-std::string node_range(int first, int last) {
-  return first == last ? fmt::format("node {}", first) : fmt::format("nodes {}-{}", first, last);
-}
-
 // The switches of tier `level` under nodes [first, last], drawn as a tree
 // (at most a few per parent, then how many more).
 void draw_tier(const models::ClusterConfig& cluster, int level, int first, int last, const std::string& indent,
@@ -158,7 +143,7 @@ void draw_tier(const models::ClusterConfig& cluster, int level, int first, int l
       return;
     }
     text += fmt::format("{}{} {} {}: {} ({})\n", indent, final ? "└─" : "├─", tier.name, from / span,
-                        node_range(from, to), groups_in(cluster, from, to));
+                        planner::node_range(from, to), planner::node_groups_in(cluster, from, to));
     if (level > 0) draw_tier(cluster, level - 1, from, to, indent + (final ? "   " : "│  "), text);
   }
 }
@@ -173,7 +158,7 @@ std::string cluster_text(const models::ClusterConfig& cluster) {
     const std::string domain = group.nvlink_domain == 1 ? std::string("no NVLink (PCIe between GPUs)")
                                                         : fmt::format("NVLink domains of {} GPUs", group.nvlink_domain);
     text += fmt::format("    {:<8} {:<13} {} x {} {}, {}, NIC {} per GPU\n", group.name,
-                        node_range(first, first + group.nodes - 1), group.nodes, group.gpus_per_node,
+                        planner::node_range(first, first + group.nodes - 1), group.nodes, group.gpus_per_node,
                         group.hardware.name, domain, rate(group.nic_bandwidth));
     first += group.nodes;
   }
@@ -213,59 +198,21 @@ nlohmann::ordered_json cluster_json(const models::ClusterConfig& cluster) {
           {"node_groups", groups},    {"network", tiers}};
 }
 
-std::string tier_text(const planner::GroupTier& tier) {
-  return tier.oversubscription > 1 ? fmt::format("{} ({:.3g}:1)", tier.name, tier.oversubscription) : tier.name;
-}
-
 std::string placement_text(const models::ClusterConfig& cluster, const PlaceOptions& options,
                            const planner::Placement& placement) {
   const planner::JobLayout& l = options.layout;
-  std::string text = fmt::format("t={} c={} p={} d={} on {} ({} of its {} GPUs), ranks in order {} (the first "
-                                 "varies fastest)\n",
-                                 l.tp, l.cp, l.pp, l.dp, cluster.name, l.gpus(), cluster.gpus(), options.order);
-  text += fmt::format("  {:<5} {:>5} {:>7}  {:<16} {:>14} {:>10}\n", "group", "size", "groups", "widest tier",
-                      "per GPU", "latency");
-  for (const planner::AxisPlacement& axis : placement.axes) {
-    const std::string share =
-        axis.groups_at_widest < axis.groups ? fmt::format(" ({} of them)", axis.groups_at_widest) : "";
-    text += fmt::format("  {:<5} {:>5} {:>7}  {:<16} {:>14} {:>10}{}\n", planner::axis_name(axis.axis), axis.size,
-                        axis.groups, tier_text(axis.widest), rate(axis.widest.bandwidth), micros(axis.widest.latency_s),
-                        share);
-  }
-  text += "  stages:";
-  for (std::size_t s = 0; s < placement.stage_nodes.size(); ++s) {
-    const auto [first, last] = placement.stage_nodes[s];
-    text += fmt::format("{} {} {} ({})", s == 0 ? "" : ";", s, node_range(first, last), groups_in(cluster, first, last));
-  }
-  text += fmt::format("\n  each GPU's NIC carries {} group{} that cross nodes\n", placement.flows_per_nic,
-                      placement.flows_per_nic == 1 ? "'s traffic" : "s' traffic");
-  return text;
+  return fmt::format("t={} c={} p={} d={} on {} ({} of its {} GPUs), ranks in order {} (the first varies fastest)\n{}",
+                     l.tp, l.cp, l.pp, l.dp, cluster.name, l.gpus(), cluster.gpus(), options.order,
+                     planner::placement_text(cluster, placement));
 }
 
 nlohmann::ordered_json placement_json(const models::ClusterConfig& cluster, const PlaceOptions& options,
                                       const planner::Placement& placement) {
-  nlohmann::ordered_json axes = nlohmann::ordered_json::array(), stages = nlohmann::ordered_json::array();
-  for (const planner::AxisPlacement& axis : placement.axes) {
-    axes.push_back({{"axis", planner::axis_name(axis.axis)},
-                    {"size", axis.size},
-                    {"groups", axis.groups},
-                    {"widest_tier", axis.widest.name},
-                    {"groups_at_widest", axis.groups_at_widest},
-                    {"bandwidth_bytes_per_s", axis.widest.bandwidth},
-                    {"oversubscription", axis.widest.oversubscription},
-                    {"latency_s", axis.widest.latency_s}});
-  }
-  for (const auto& [first, last] : placement.stage_nodes) stages.push_back({{"first_node", first}, {"last_node", last}});
-  return {{"cluster", cluster.name},
-          {"order", options.order},
-          {"tp", options.layout.tp},
-          {"cp", options.layout.cp},
-          {"pp", options.layout.pp},
-          {"dp", options.layout.dp},
-          {"groups", axes},
-          {"stages", stages},
-          {"flows_per_nic", placement.flows_per_nic},
-          {"node_of_rank", placement.node_of_rank}};
+  nlohmann::ordered_json json = {{"cluster", cluster.name},   {"order", options.order},
+                                 {"tp", options.layout.tp},   {"cp", options.layout.cp},
+                                 {"pp", options.layout.pp},   {"dp", options.layout.dp}};
+  json.update(planner::placement_json(placement));
+  return json;
 }
 
 }  // namespace

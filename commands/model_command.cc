@@ -10,6 +10,7 @@
 
 #include "commands/model_options.h"
 #include "common/units.h"
+#include "models/cluster.h"
 #include "models/hardware.h"
 #include "models/layers.h"
 #include "models/time_model.h"
@@ -95,7 +96,7 @@ void run_show(const ShowOptions& options) {
   const models::TrainingShape shape = training_shape(options.shape, model, 1);
   const models::ModelLayers layers = models::expand_layers(model, shape);
   std::optional<models::HardwareConfig> hardware;
-  if (options.hardware) hardware = models::load_hardware(*options.hardware);
+  if (options.hardware) hardware = models::load_platform(*options.hardware);
   if (!options.json) {
     std::cout << fmt::format("{} ({}): b={} s={} t={}{}{} recompute {}{}\n", model.name, model.source,
                              shape.micro_batch_size, shape.seq_len, shape.tp,

@@ -17,7 +17,7 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
                      fmt::format("Sequence length in tokens; 0 = the model's context, at most {}", kDefaultSeqCap))
       ->capture_default_str();
   command.add_flag("--allow-long-context", options.allow_long_context, kAllowLongContextHelp);
-  command.add_option("--tp,-t", options.tp, "Tensor-parallel size t (within a node)")->capture_default_str();
+  command.add_option("--tp,-t", options.tp, "Tensor-parallel size t (within an NVLink domain)")->capture_default_str();
   command.add_option("--cp", options.cp,
                      "Context-parallel size c: each rank takes s / c of every sequence, keys and values go round a "
                      "ring (Megatron's --context-parallel-size)")
@@ -32,6 +32,8 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
   command.add_flag("--no-flash-attention", options.no_flash_attention,
                    "Store the attention scores (5as^2b bytes per layer) as without FlashAttention");
   if (!with_data_parallel) return;
+  command.add_flag("--allow-cross-node-tp", options.allow_cross_node_tp,
+                   "Let t span NVLink domains: its collectives are costed at the network tier they cross");
   command.add_option("--dp,-d", options.dp, "Data-parallel size d (replicas of the pipeline)")->capture_default_str();
   command
       .add_option("--zero", options.zero,

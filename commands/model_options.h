@@ -28,6 +28,7 @@ struct ShapeOptions {
   int tp = 1;
   int cp = 1;
   int dp = 1;
+  bool allow_cross_node_tp = false;  // t may span NVLink domains (simulate)
   bool sequence_parallel = false;
   std::optional<std::string> recompute;  // not given: none
   std::optional<std::string> recompute_modules;

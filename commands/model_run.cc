@@ -8,6 +8,9 @@
 #include "commands/model_options.h"
 #include "commands/option_use.h"
 #include "common/error.h"
+#include "models/cluster.h"
+#include "models/layers.h"
+#include "models/time_model.h"
 #include "models/expert_parallel.h"
 #include "planner/plan_search.h"
 #include "sim/generators/registry.h"
@@ -49,15 +52,15 @@ int virtual_stages_of(const std::string& schedule, int given) {
 }
 
 // The GPUs a layout takes, against the hardware file: tensor parallelism
-// within a node (its collectives are costed on the node's links), all of it
+// within an NVLink domain unless allowed out (then costed at the network), all of it
 // within the cluster when the file counts its nodes.
-void check_gpus_available(const planner::PipelineSetup& setup, const models::HardwareConfig& hardware) {
+void check_gpus_available(const planner::PipelineSetup& setup, const models::ModelConfig& model,
+                          const models::HardwareConfig& hardware, bool allow_cross_node_tp) {
   const models::TrainingShape& shape = setup.shape;
-  if (shape.tp > hardware.gpus_per_node) {
-    throw InputError(fmt::format("--tp {} exceeds the {} GPUs of a {} node: tensor parallelism stays within a node; "
-                                 "use --tp {} or less",
-                                 shape.tp, hardware.gpus_per_node, hardware.name, hardware.gpus_per_node));
-  }
+  // A size too large for a domain is said first; one that straddles domains after the heads it must divide.
+  if (shape.tp > hardware.local_gpus()) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
+  models::check_tensor_parallel(model, shape.tp);
+  models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
   const long long gpus = static_cast<long long>(shape.tp) * shape.cp * setup.pp * shape.dp;
   const long long available = static_cast<long long>(hardware.nodes) * hardware.gpus_per_node;
   if (hardware.nodes > 0 && gpus > available) {
@@ -108,7 +111,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
                                  *options.hardware, plan.profile));
   }
   ModelRun run{models::load_model(plan.model),
-               models::load_hardware(has("hardware") ? *options.hardware : plan.hardware),
+               models::load_platform(has("hardware") ? *options.hardware : plan.hardware),
                {},
                options.layers,
                options.layout,
@@ -237,7 +240,7 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   }
   run.changes = scale_changes(plan, setup);
   if (run.overrides.empty() && plan.plan.iteration_time_s > 0) run.plan_predicted_s = plan.plan.iteration_time_s;
-  check_gpus_available(setup, run.hardware);
+  check_gpus_available(setup, run.model, run.hardware, options.shape.allow_cross_node_tp);
   check_host_link(outputs, run.hardware);
   return run;
 }

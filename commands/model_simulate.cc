@@ -9,6 +9,7 @@
 #include "commands/model_run.h"
 #include "commands/option_use.h"
 #include "common/error.h"
+#include "models/cluster.h"
 #include "models/expert_parallel.h"
 #include "models/hardware.h"
 #include "models/layers.h"
@@ -55,7 +56,7 @@ planner::ModelSimulation simulate_run(ModelRun run, const sim::SimulationOptions
 ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSource& source,
                           const SimulateOutputs& outputs) {
   if (!options.hardware) throw InputError("--model needs --hardware (e.g. h100-sxm; see `pipeplan hardware list`)");
-  ModelRun run{models::load_model(*options.model), models::load_hardware(*options.hardware), {}, options.layers,
+  ModelRun run{models::load_model(*options.model), models::load_platform(*options.hardware), {}, options.layers,
                options.layout, options.profile.value_or(""), options.shape.allow_long_context, {}, {}};
   planner::PipelineSetup& setup = run.setup;
   // One setting per stage ("full,full,none,none"): each stage its own,
@@ -83,7 +84,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   if (source.activation_limit) {
     setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
   }
-  check_gpus_available(setup, run.hardware);
+  check_gpus_available(setup, run.model, run.hardware, options.shape.allow_cross_node_tp);
   check_host_link(outputs, run.hardware);
   return run;
 }

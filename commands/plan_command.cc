@@ -11,6 +11,8 @@
 #include "commands/output_files.h"
 #include "common/error.h"
 #include "common/units.h"
+#include "models/cluster.h"
+#include "planner/placement.h"
 #include "planner/plan_file.h"
 #include "planner/plan_replay.h"
 #include "planner/plan_report.h"
@@ -36,6 +38,7 @@ struct PlanOptions {
   bool sequence_parallel = false;
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
   bool allow_long_context = false;
+  bool allow_cross_node_tp = false;
   models::RuntimeFlags runtime;
   std::optional<std::string> layers, layout;
   std::optional<std::string> profile;
@@ -63,6 +66,10 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
   }
   if (given(command, "partition") && (options.layers || options.layout)) {
     throw InputError("--partition chooses the split, which --layers/--layout already give: drop one");
+  }
+  if (options.allow_cross_node_tp && !options.tp) {
+    throw InputError("--allow-cross-node-tp lets a fixed --tp span NVLink domains (the search keeps each group in "
+                     "one): give --tp with it");
   }
   if (options.sequence_parallel_option->count() > 0 && options.tp == 1) {
     throw InputError("--sequence-parallel / --no-sequence-parallel apply with t > 1: with --tp 1 they change "
@@ -101,7 +108,7 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
 planner::PlanRequest make_request(const PlanOptions& options) {
   planner::PlanRequest request;
   request.model = models::load_model(options.model);
-  request.hardware = models::load_hardware(options.hardware);
+  request.hardware = models::load_platform(options.hardware);
   request.gpus = options.gpus;
   request.global_batch = options.global_batch;
   if (options.seq < 0) throw InputError("--seq must be >= 1");
@@ -113,6 +120,7 @@ planner::PlanRequest make_request(const PlanOptions& options) {
     request.memory_cap_bytes = static_cast<double>(cap);
   }
   request.tp = options.tp;
+  request.allow_cross_node_tp = options.allow_cross_node_tp;
   request.cp = options.cp;
   request.pp = options.pp;
   request.dp = options.dp;
@@ -253,6 +261,11 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
                                      request.profile ? &*request.profile : nullptr,
                                      static_cast<std::int64_t>(request.memory_cap_bytes));
   planner::fill_even_split(report, request);
+  const planner::PlanCandidate& best = report.best_plan;
+  report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
+  // The search kept tensor parallelism in its NVLink domain unless allowed out.
+  report.placement =
+      planner::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp}, planner::RankOrder{}, true);
   if (options.out) {
     planner::take_figures(report.best, file.plan);
     write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
@@ -269,7 +282,10 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
       "Search tensor, context, pipeline and data parallelism, micro-batch size, schedule, recomputation and the "
       "layer split for the highest throughput with every GPU under the memory cap");
   command->add_option("--model", options->model, "Model zoo name or YAML file")->required();
-  command->add_option("--hardware", options->hardware, "Hardware name or YAML file")->required();
+  command->add_option("--hardware", options->hardware,
+                      "Hardware name or YAML file, or a cluster of one GPU kind (its NVLink domains and network "
+                      "tiers cost each group where it lands)")
+      ->required();
   command->add_option("--gpus", options->gpus, "GPUs in all (t x c x p x d)")->required();
   command->add_option("--global-batch", options->global_batch, "Sequences per iteration (global_batch_size)")
       ->required();
@@ -279,6 +295,8 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--memory-cap", options->memory_cap,
                       "Peak memory per GPU allowed, e.g. 80GiB [default: the GPU's usable memory]");
   command->add_option("--tp", options->tp, "Fix the tensor-parallel size");
+  command->add_flag("--allow-cross-node-tp", options->allow_cross_node_tp,
+                    "Let a fixed --tp span NVLink domains: its collectives are costed at the network tier they cross");
   command->add_option("--cp", options->cp,
                       "Fix the context-parallel size: each rank takes s / c of every sequence, keys and values go "
                       "round a ring (Megatron's --context-parallel-size)");

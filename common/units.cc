@@ -159,6 +159,9 @@ std::string format_count(double count) {
   return fmt::format("{:.0f}", count);
 }
 
+std::string format_rate(double bytes_per_s) { return fmt::format("{:.4g} GB/s", bytes_per_s / 1e9); }
+std::string format_micros(double seconds) { return fmt::format("{:.3g} us", seconds * 1e6); }
+
 std::string format_plural(long long count, std::string_view noun) {
   return fmt::format("{} {}{}", count, noun, count == 1 ? "" : "s");
 }

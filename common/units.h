@@ -41,6 +41,9 @@ int parse_count(std::string_view text, std::string_view field, int minimum);
 std::string format_bytes(double bytes);
 std::string format_ms(double seconds);
 std::string format_count(double count);
+// A link's rate, "50 GB/s"; a latency in microseconds, "2 us".
+std::string format_rate(double bytes_per_s);
+std::string format_micros(double seconds);
 // "1 run", "3 runs": a count and its noun, plural with an s.
 std::string format_plural(long long count, std::string_view noun);
 

@@ -111,7 +111,10 @@ NetworkTier read_tier(const YAML::Node& node, const std::string& file, std::size
                            at, tier.oversubscription));
     }
   }
-  if (node["latency"]) {
+  if (!node["latency"]) {
+    throw_at(file, node, fmt::format("{} ({}) has no 'latency': give one crossing of the tier, e.g. 1us", at, tier.name));
+  }
+  {
     tier.latency_s = read_with_unit(
         node["latency"], file, at + ".latency",
         [](std::string_view text, std::string_view name) { return parse_duration_s(text, name, 1.0); }, "2us");

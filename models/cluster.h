@@ -25,13 +25,6 @@ struct NodeGroup {
   int gpus() const { return nodes * gpus_per_node; }
 };
 
-struct NetworkTier {
-  std::string name;             // "leaf", "spine"
-  int nodes = 0;                // nodes under one switch of this tier; 0: every node
-  double oversubscription = 1;  // what the switches below could send over what its uplinks carry, >= 1
-  double latency_s = 0;         // one crossing of this tier
-};
-
 struct ClusterConfig {
   std::string name;
   std::string source;
@@ -50,6 +43,20 @@ struct ClusterConfig {
 ClusterConfig load_cluster(const std::string& name_or_path);
 ClusterConfig parse_cluster_yaml(const std::string& text, const std::string& source_name);
 std::vector<std::string> builtin_cluster_names();
+
+// A cluster of one GPU kind as one hardware description with its fabric:
+// its kind's GPU, node links and runtime, with the cluster's node count,
+// GPUs per node, NVLink domain, NIC rate and network tiers (whose latencies
+// replace the kind's network latency). Throws InputError naming
+// node_groups when the groups differ in kind or in node shape.
+HardwareConfig cluster_hardware(const ClusterConfig& cluster);
+// The other way: one kind's hardware as a cluster of its nodes (as many as
+// `gpus` need where it gives no count), its network one tier unless it has
+// tiers of its own; where a plan's ranks land is then placed as on any cluster.
+ClusterConfig hardware_as_cluster(const HardwareConfig& hardware, int gpus);
+// What --hardware names for a plan or a simulation: a hardware file, or a
+// cluster of one GPU kind (cluster_hardware).
+HardwareConfig load_platform(const std::string& name_or_path);
 // Whether the YAML file at `path` (or the built-in of that name) describes
 // a cluster (it has node_groups) rather than one kind of hardware.
 bool is_cluster_description(const std::string& name_or_path);

@@ -261,8 +261,8 @@ HardwareConfig load_base(const YAML::Node& node, const std::string& file, int de
 }
 
 constexpr const char* kClusterNotYet =
-    "is a cluster description (node groups and network tiers): `pipeplan hardware show` draws it; plans and "
-    "simulations take one GPU kind's hardware file for now (placement on a cluster's tiers is not built)";
+    "is a cluster description (node groups and network tiers), not one GPU kind: give a hardware file here (plan, "
+    "simulate and model take a cluster of one kind)";
 
 HardwareConfig read_root(const YAML::Node& root, const std::string& file, int depth) {
   if (root.IsMap() && root["node_groups"]) throw_at(file, root["node_groups"], fmt::format("{} {}", file, kClusterNotYet));

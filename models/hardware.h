@@ -66,6 +66,16 @@ struct LinkSpec {
   double collective_bandwidth() const { return bus_bandwidth > 0 ? bus_bandwidth : bandwidth; }
 };
 
+// One tier of switches between nodes: nodes under one of its switches reach
+// each other through it, at what its uplinks carry (models/cluster.h reads
+// them from a cluster's `network`).
+struct NetworkTier {
+  std::string name;             // "leaf", "spine"
+  int nodes = 0;                // nodes under one switch of this tier; 0: every node
+  double oversubscription = 1;  // what the switches below could send over what its uplinks carry, >= 1
+  double latency_s = 0;         // one crossing of this tier
+};
+
 struct HardwareConfig {
   std::string name;
   std::vector<std::string> aliases;  // other names it answers to ("h100")
@@ -78,6 +88,16 @@ struct HardwareConfig {
   // what activation offload copies over; bandwidth 0: none described.
   LinkSpec host_link;
   int nodes = 0;       // 0: as many as asked for
+  // GPUs on one NVLink domain, reached over node_link: 0 as the node (a
+  // GB200 NVL72 rack: 72 GPUs of 18 nodes).
+  int nvlink_domain = 0;
+  // The switches between nodes, the leaf first (a cluster's network, with
+  // the network's latency theirs); empty: one switch joins every node at
+  // the network's rate and latency.
+  std::vector<NetworkTier> network_tiers;
+  // GPUs a group reaches over node_link: the NVLink domain, or the node
+  // where that is smaller (PCIe peers).
+  int local_gpus() const { return nvlink_domain > gpus_per_node ? nvlink_domain : gpus_per_node; }
   // What the framework spends outside the kernels, per micro-batch:
   // layer_overhead per transformer layer per forward and backward pass (the
   // host launching that layer's kernels and the waits between its streams;

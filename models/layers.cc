@@ -140,20 +140,7 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
   }
   require(shape.activation_bytes_per_element >= 1, "activation bytes per element must be >= 1");
   check_expert_parallel(model, shape);
-  // The sizes that divide both head counts (MLA shares no key-value heads).
-  auto divides_heads = [&](int t) { return model.heads % t == 0 && (model.mla.enabled() || model.kv_heads % t == 0); };
-  if (!divides_heads(shape.tp)) {
-    std::vector<int> valid;
-    for (int t = 1; t <= model.heads; ++t) {
-      if (divides_heads(t)) valid.push_back(t);
-    }
-    throw InputError(model.mla.enabled()
-                         ? fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; use one of {}",
-                                       shape.tp, model.heads, name, fmt::join(valid, ", "))
-                         : fmt::format("tensor-parallel size {} must divide the {} attention heads and {} key/value "
-                                       "heads of '{}'; use one of {}",
-                                       shape.tp, model.heads, model.kv_heads, name, fmt::join(valid, ", ")));
-  }
+  check_tensor_parallel(model, shape.tp);
 }
 
 RankShape rank_shape(const TrainingShape& shape) {
@@ -444,6 +431,22 @@ double model_flops_per_microbatch(const LayerKinds& layers, const TrainingShape&
 
 double hardware_flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shape) {
   return flops_per_microbatch(layers, shape, true);
+}
+
+void check_tensor_parallel(const ModelConfig& model, int tp) {
+  // The sizes that divide both head counts (MLA shares no key-value heads).
+  auto divides_heads = [&](int t) { return model.heads % t == 0 && (model.mla.enabled() || model.kv_heads % t == 0); };
+  if (divides_heads(tp)) return;
+  std::vector<int> valid;
+  for (int t = 1; t <= model.heads; ++t) {
+    if (divides_heads(t)) valid.push_back(t);
+  }
+  throw InputError(model.mla.enabled()
+                       ? fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; use one of {}",
+                                     tp, model.heads, model.name, fmt::join(valid, ", "))
+                       : fmt::format("tensor-parallel size {} must divide the {} attention heads and {} key/value "
+                                     "heads of '{}'; use one of {}",
+                                     tp, model.heads, model.kv_heads, model.name, fmt::join(valid, ", ")));
 }
 
 }  // namespace pipeplan::models

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <tuple>
 #include <utility>
 
@@ -102,7 +103,7 @@ RingSteps ring_attention(const AttentionWork& core, const HardwareConfig& hardwa
   }
   const double later = off_diagonal_step_s(core, hardware.gpu);
   steps.compute_s = diagonal + (core.ring - 1) * later;
-  const LinkSpec& link = link_for_group(hardware, core.ring, shape.tp);
+  const LinkSpec link = link_for_group(hardware, core.ring, shape.tp);
   const double transfer =
       at_rate(core.exchange_bytes, link.bandwidth, "node.link_bandwidth or network.bandwidth") + link.latency_s;
   // c - 1 transfers, beside steps 0 .. c - 2.
@@ -178,7 +179,7 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, c
                          double gemm_s) {
   const int tp = shape.tp;
   if (tp <= 1) return 0;
-  const LinkSpec& link = link_for_group(hardware, tp, 1);
+  const LinkSpec link = link_for_group(hardware, tp, 1);
   double exposed = 0, overlappable = 0;
   for (const CollectiveWork& call : pass.collectives) {
     const double seconds = call.count * collective_s(call, tp, link);
@@ -196,7 +197,7 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, c
 double shard_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape, double compute_s) {
   const int replicas = shape.weight_replicas();
   if (pass.shard_collectives.empty() || replicas <= 1) return 0;
-  const LinkSpec& link = link_for_group(hardware, replicas, shape.tp);
+  const LinkSpec link = link_for_group(hardware, replicas, shape.tp);
   double seconds = 0;
   for (const CollectiveWork& call : pass.shard_collectives) seconds += call.count * collective_s(call, replicas, link);
   const double hidden = std::min(seconds, compute_s);
@@ -259,12 +260,13 @@ double reduce_scatter_s(double bytes, int ranks, const LinkSpec& link) {
 double all_to_all_s(double bytes, int ranks, int stride, const HardwareConfig& hardware) {
   if (ranks <= 1 || bytes <= 0) return 0;
   const double n = ranks;
-  const double in_node = std::clamp(hardware.gpus_per_node / std::max(stride, 1), 1, ranks);
+  const double in_node = std::clamp(hardware.local_gpus() / std::max(stride, 1), 1, ranks);
   const char* figure = "node.link_bandwidth or network.bandwidth";
   const double intra = at_rate(bytes * (in_node - 1) / n, hardware.node_link.collective_bandwidth(), figure);
   if (in_node >= n) return intra + (n - 1) * hardware.node_link.latency_s;
-  const double inter = at_rate(bytes * (n - in_node) / n, hardware.network.collective_bandwidth(), figure);
-  return std::max(intra, inter) + (n - 1) * hardware.network.latency_s;
+  const LinkSpec network = link_for_group(hardware, ranks, stride);
+  const double inter = at_rate(bytes * (n - in_node) / n, network.collective_bandwidth(), figure);
+  return std::max(intra, inter) + (n - 1) * network.latency_s;
 }
 
 double remote_nodes_reached(int experts, double copies, int nodes) {
@@ -288,24 +290,88 @@ double routed_remote_nodes(const CollectiveWork& call, int nodes) {
 
 double deepep_s(const CollectiveWork& call, int ranks, int stride, const HardwareConfig& hardware) {
   if (ranks <= 1 || call.bytes <= 0) return 0;
-  const double in_node = std::clamp(hardware.gpus_per_node / std::max(stride, 1), 1, ranks);
+  const double in_node = std::clamp(hardware.local_gpus() / std::max(stride, 1), 1, ranks);
   const int nodes = static_cast<int>(std::ceil(ranks / in_node));
   if (nodes <= 1 || call.copies <= 0) return all_to_all_s(call.bytes, ranks, stride, hardware);
   const char* figure = "node.link_bandwidth or network.bandwidth";
   const double per_copy = call.bytes / call.copies;
-  const double inter =
-      at_rate(per_copy * routed_remote_nodes(call, nodes), hardware.network.collective_bandwidth(), figure);
+  const LinkSpec network = link_for_group(hardware, ranks, stride);
+  const double inter = at_rate(per_copy * routed_remote_nodes(call, nodes), network.collective_bandwidth(), figure);
   // Each copy lands on its expert's GPU, off the receiving one unless it is that GPU.
   const double intra = at_rate(call.bytes * (in_node - 1) / in_node, hardware.node_link.collective_bandwidth(), figure);
-  return std::max(inter, intra) + (nodes - 1) * hardware.network.latency_s +
+  return std::max(inter, intra) + (nodes - 1) * network.latency_s +
          (in_node - 1) * hardware.node_link.latency_s;
 }
 
-const LinkSpec& link_for_group(const HardwareConfig& hardware, int ranks, int stride) {
-  // The group spans ranks * stride consecutive GPUs; node-aligned placement
-  // (Megatron's rank order) puts them in one node when that fits.
-  const long long span = static_cast<long long>(ranks) * stride;
-  return span <= hardware.gpus_per_node ? hardware.node_link : hardware.network;
+namespace {
+
+// Whether every block of `span` consecutive GPUs, aligned at a multiple of
+// span, lies in one block of `domain` GPUs, of the blocks within the first
+// `total` GPUs (0: any number). The pattern repeats every lcm(span, domain)
+// GPUs, domain / gcd blocks.
+bool blocks_fit(long long span, long long domain, long long total) {
+  if (span <= 1) return true;
+  if (span > domain) return false;
+  if (domain % span == 0) return true;
+  const long long period = domain / std::gcd(span, domain);
+  const long long blocks = total > 0 ? std::min(total / span, period) : period;
+  for (long long k = 0; k < blocks; ++k) {
+    if (k * span / domain != ((k + 1) * span - 1) / domain) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+LinkSpec network_tier_link(const HardwareConfig& hardware, std::size_t tier) {
+  LinkSpec link = hardware.network;
+  double oversubscription = 1;
+  for (std::size_t i = 0; i < hardware.network_tiers.size() && i <= tier; ++i) {
+    oversubscription = std::max(oversubscription, hardware.network_tiers[i].oversubscription);
+    link.latency_s += hardware.network_tiers[i].latency_s;
+  }
+  link.bandwidth /= oversubscription;
+  link.bus_bandwidth /= oversubscription;
+  return link;
+}
+
+std::size_t holding_tier(const HardwareConfig& hardware, long long span) {
+  const long long total = hardware.nodes > 0 ? static_cast<long long>(hardware.nodes) * hardware.gpus_per_node : 0;
+  for (std::size_t i = 0; i < hardware.network_tiers.size(); ++i) {
+    const int nodes = hardware.network_tiers[i].nodes;
+    if (nodes == 0 || blocks_fit(span, static_cast<long long>(nodes) * hardware.gpus_per_node, total)) return i;
+  }
+  return hardware.network_tiers.size();
+}
+
+bool on_node_link(const HardwareConfig& hardware, long long span) {
+  const long long total = hardware.nodes > 0 ? static_cast<long long>(hardware.nodes) * hardware.gpus_per_node : 0;
+  return blocks_fit(span, hardware.local_gpus(), total);
+}
+
+void check_tp_domain(const HardwareConfig& hardware, int tp, std::string_view option, bool allowed) {
+  const int local = hardware.local_gpus();
+  if (allowed && on_node_link(hardware, tp)) {
+    throw InputError(fmt::format("--allow-cross-node-tp: {} {} keeps every tensor-parallel group in one NVLink domain "
+                                 "of {} GPUs on {}, so it changes nothing; drop it",
+                                 option, tp, local, hardware.name));
+  }
+  if (allowed || on_node_link(hardware, tp)) return;
+  throw InputError(fmt::format("{} {}: tensor-parallel groups of {} GPUs do not each lie in one NVLink domain of {} "
+                               "GPUs on {} (their collectives would cross the network); use a divisor of {}, or add "
+                               "--allow-cross-node-tp",
+                               option, tp, tp, local, hardware.name, local));
+}
+
+LinkSpec link_for_span(const HardwareConfig& hardware, long long span) {
+  if (on_node_link(hardware, span)) return hardware.node_link;
+  return network_tier_link(hardware, holding_tier(hardware, span));
+}
+
+LinkSpec link_for_group(const HardwareConfig& hardware, int ranks, int stride) {
+  // The group lies in a block of ranks x stride consecutive GPUs (its axis
+  // right above the faster ones in Megatron's rank order).
+  return link_for_span(hardware, static_cast<long long>(ranks) * stride);
 }
 
 }  // namespace pipeplan::models

@@ -4,6 +4,9 @@
 // links (nccl-tests' bus-bandwidth factors).
 #pragma once
 
+#include <cstddef>
+#include <string_view>
+
 #include "models/hardware.h"
 #include "models/layers.h"
 
@@ -83,8 +86,26 @@ double remote_nodes_reached(int experts, double copies, int nodes);
 // count capped at the chosen groups' nodes.
 double routed_remote_nodes(const CollectiveWork& call, int nodes);
 
-// The link between `ranks` consecutive GPUs `stride` apart: NVLink when they
-// all sit in one node, the network otherwise.
-const LinkSpec& link_for_group(const HardwareConfig& hardware, int ranks, int stride);
+// The link a group of GPUs talks over: node_link when it lies in one
+// NVLink domain (or one node), else the network through the narrowest tier
+// of switches that holds it. A group of `ranks` GPUs `stride` apart lies in
+// a block of ranks x stride consecutive GPUs, blocks aligned at multiples of
+// their size (Megatron's rank order); a group is charged at the tier of its
+// widest block among the hardware's nodes (all of them when not given).
+LinkSpec link_for_group(const HardwareConfig& hardware, int ranks, int stride);
+LinkSpec link_for_span(const HardwareConfig& hardware, long long span_gpus);
+// Whether every aligned block of `span_gpus` lies in one NVLink domain (or node).
+bool on_node_link(const HardwareConfig& hardware, long long span_gpus);
+// Refuses (InputError naming `option`) a tensor-parallel size whose groups
+// leave their NVLink domain, unless `allowed` (--allow-cross-node-tp), and
+// the flag where every group stays in its domain (it would change nothing).
+void check_tp_domain(const HardwareConfig& hardware, int tp, std::string_view option, bool allowed);
+// The narrowest of hardware.network_tiers holding every aligned block of
+// `span_gpus` (its index; network_tiers.size(): none, or no tiers).
+std::size_t holding_tier(const HardwareConfig& hardware, long long span_gpus);
+// The network between GPUs whose nearest common switch is network_tiers
+// [tier]: the NIC's rate divided by the most oversubscribed tier up to it,
+// the latencies of the tiers up to it added to the network's.
+LinkSpec network_tier_link(const HardwareConfig& hardware, std::size_t tier);
 
 }  // namespace pipeplan::models

@@ -16,10 +16,11 @@ void push_prefix(std::vector<double>& prefix, double value) { prefix.push_back(p
 
 // The ep x etp consecutive GPUs of an expert-parallel group lie inside a
 // stage's t x c x d, which the pipeline's neighbours are apart: a group
-// across nodes puts both on the network port.
+// beyond its NVLink domain puts both on the network port.
 double network_shared_with_experts(const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  const bool across = shape.ep > 1 && shape.ep * shape.expert_tp() > hardware.gpus_per_node;
-  return across ? hardware.network.collective_bandwidth() : 0;
+  const long long span = static_cast<long long>(shape.ep) * shape.expert_tp();
+  const bool across = shape.ep > 1 && span > hardware.local_gpus();
+  return across ? models::link_for_span(hardware, span).collective_bandwidth() : 0;
 }
 
 std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers, const models::HardwareConfig& hardware,

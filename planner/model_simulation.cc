@@ -41,7 +41,7 @@ ReplicaGroup expert_group(const models::TrainingShape& shape) {
 double group_reduce_s(double params, ReplicaGroup group, const models::HardwareConfig& hardware,
                       const models::TrainingShape& shape) {
   if (group.ranks <= 1 || params <= 0) return 0;
-  const models::LinkSpec& link = models::link_for_group(hardware, group.ranks, group.stride);
+  const models::LinkSpec link = models::link_for_group(hardware, group.ranks, group.stride);
   const double bytes = shape.gradient_bytes() * params;
   if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, group.ranks, link);
   // ZeRO-2/3 unpipelined reduce-scatter each micro-batch's gradients in its
@@ -262,6 +262,11 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
   run.recompute_in_bubbles = run.recompute_in_bubbles || setup.recompute_in_bubbles;
   ModelSimulation result{sim::simulate(schedule, costs.costs, setup_topology(hardware, setup), run),
                          std::move(split), {}, {}};
+  // Neighbouring stages are t x c x d GPUs apart (Megatron's order).
+  const long long stride = static_cast<long long>(setup.shape.tp) * setup.shape.cp * setup.shape.dp;
+  for (int rank = 0; rank < schedule.ranks; ++rank) {
+    result.report.rank_nodes.push_back(static_cast<int>(rank * stride / std::max(1, hardware.gpus_per_node)));
+  }
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];
     result.memory.push_back(breakdown(memory, result.report.ranks_detail[static_cast<std::size_t>(rank)]));
@@ -300,6 +305,7 @@ sim::Topology setup_topology(const models::HardwareConfig& hardware, const Pipel
   if (setup.profile != nullptr && setup.profile->links) {
     const profiler::LinkProfile& links = *setup.profile->links;
     topology.intra_node = topology.inter_node = {links.latency_s, links.bandwidth_bytes_per_s};
+    topology.tiers.clear();  // the measured link is every pair's
   }
   return topology;
 }

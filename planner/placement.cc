@@ -186,12 +186,12 @@ Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layou
         for (int member : members) crosses[static_cast<std::size_t>(member)].push_back(static_cast<char>(axis));
       }
     }
-    if (axis == GroupAxis::kTp && entry.widest.level > 0 && !allow_cross_node_tp) {
+    if (axis == GroupAxis::kTp && entry.widest.level > 1 && !allow_cross_node_tp) {
       const models::NodeGroup& group = cluster.groups.front();
-      throw InputError(fmt::format("--tp {} leaves an NVLink domain of {} GPUs on {} (tensor-parallel collectives "
-                                   "would cross {}): lower --tp to {} or add --allow-cross-node-tp",
-                                   layout.tp, group.nvlink_domain, cluster.name, entry.widest.name,
-                                   group.nvlink_domain));
+      const int local = std::max(group.nvlink_domain, group.gpus_per_node);
+      throw InputError(fmt::format("--tp {} leaves the {} GPUs of a node or NVLink domain on {} (tensor-parallel "
+                                   "collectives would cross {}): lower --tp to {} or add --allow-cross-node-tp",
+                                   layout.tp, local, cluster.name, entry.widest.name, local));
     }
     placement.axes.push_back(entry);
   }

@@ -6,6 +6,7 @@
 
 #include "common/units.h"
 #include "planner/megatron_args.h"
+#include "planner/placement_report.h"
 #include "planner/model_report.h"
 
 namespace pipeplan::planner {
@@ -120,6 +121,10 @@ std::string rejected_text(const PlanSearchResult& search) {
   return text.empty() ? "none" : text;
 }
 
+// Megatron-LM's RankGenerator order without --use-tp-pp-dp-mapping, the
+// order every group is costed in.
+constexpr const char* kMegatronOrder = "tp-cp-ep-dp-pp";
+
 }  // namespace
 
 nlohmann::ordered_json plan_report_json(const PlanReport& report) {
@@ -141,6 +146,8 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   }
   json["megatron_args"] =
       megatron_arguments(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
+  json["rank_placement"] = {{"cluster", report.cluster.name}, {"order", kMegatronOrder}};
+  json["rank_placement"].update(placement_json(report.placement));
   nlohmann::ordered_json top = nlohmann::ordered_json::array(), pareto = nlohmann::ordered_json::array();
   for (const PlanCandidate& c : report.search.ranked) top.push_back(candidate_json(c));
   for (const PlanCandidate& c : report.search.pareto) pareto.push_back(candidate_json(c));
@@ -182,8 +189,10 @@ std::string plan_report_text(const PlanReport& report) {
   } else {
     text += fmt::format("  not possible: {}\n", report.even_reason);
   }
-  text += fmt::format("\nMegatron-LM arguments:\n  {}\n\n",
+  text += fmt::format("\nMegatron-LM arguments:\n  {}\n",
                       megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config));
+  text += fmt::format("\nplacement on {}, ranks in Megatron's default order {} (no flag needed):\n{}\n",
+                      report.cluster.name, kMegatronOrder, placement_text(report.cluster, report.placement));
   text += table(fmt::format("top {} (by the search's replay):", report.search.ranked.size()), report.search.ranked);
   text += '\n';
   text += table("Pareto front (iteration time against peak memory):", report.search.pareto);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "planner/model_simulation.h"
+#include "planner/placement.h"
 #include "planner/plan_search.h"
 
 namespace pipeplan::planner {
@@ -22,6 +23,9 @@ struct PlanReport {
   PlanCandidate best_plan;
   std::optional<ModelSimulation> even;       // the same settings with Megatron's even split
   std::string even_reason;                   // why not, when absent or over the cap
+  // Where the best plan's ranks land, in Megatron's default rank order.
+  models::ClusterConfig cluster;
+  Placement placement;
 };
 
 nlohmann::ordered_json plan_report_json(const PlanReport& report);

@@ -39,6 +39,8 @@ struct PlanRequest {
   // Fixed choices; unset ones are searched (sequence parallelism defaults
   // to on with t > 1, the distributed optimizer to on with d > 1).
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages;
+  // A given tp may span NVLink domains (its collectives then cost the network's rate).
+  bool allow_cross_node_tp = false;
   // Mixture of experts: expert-parallel and expert tensor-parallel sizes
   // (searched: every ep dividing the experts and t x c x d / etp, etp 1 or t),
   // and the routing's load (models::TrainingShape).

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "models/time_model.h"
 #include "planner/expert_axis.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
@@ -22,31 +23,30 @@ std::vector<int> divisors_up_to(int value, int limit) {
 }
 
 // Tensor-parallel sizes that divide the heads, the key-value heads and the
-// GPUs and stay within a node.
+// GPUs and whose groups each stay within an NVLink domain (a node's GPUs,
+// or an NVL72 rack's).
 bool tp_fits(const PlanRequest& request, int t) {
   return request.model.heads % t == 0 && request.model.kv_heads % t == 0 && request.gpus % t == 0 &&
-         t <= request.hardware.gpus_per_node;
+         models::on_node_link(request.hardware, t);
 }
 
 // A fixed tensor-parallel size that cannot work, named with why.
 void check_fixed_tp(const PlanRequest& request, int t, const char* option) {
   const models::ModelConfig& model = request.model;
   if (t < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", option, t));
-  if (t > request.hardware.gpus_per_node) {
-    throw InputError(fmt::format("{} {} exceeds the {} GPUs of a {} node: tensor parallelism stays within a node; "
-                                 "use {} {} or less",
-                                 option, t, request.hardware.gpus_per_node, request.hardware.name, option,
-                                 request.hardware.gpus_per_node));
-  }
+  const int local = request.hardware.local_gpus();
+  // Too large for a domain at all: said before the heads, which it may divide.
+  if (t > local) models::check_tp_domain(request.hardware, t, option, request.allow_cross_node_tp);
   if (model.heads % t != 0 || model.kv_heads % t != 0) {
     std::vector<int> valid;
-    for (int d : divisors_up_to(model.kv_heads, request.hardware.gpus_per_node)) {
+    for (int d : divisors_up_to(model.kv_heads, local)) {
       if (model.heads % d == 0) valid.push_back(d);
     }
     throw InputError(fmt::format("{} {} must divide {}'s {} attention heads and {} key-value heads; use one of {}",
                                  option, t, model.name, model.heads, model.kv_heads, fmt::join(valid, ", ")));
   }
   if (request.gpus % t != 0) throw InputError(fmt::format("{} {} does not divide --gpus {}", option, t, request.gpus));
+  models::check_tp_domain(request.hardware, t, option, request.allow_cross_node_tp);
 }
 
 // Context-parallel sizes the sequence divides into two chunks per rank
@@ -159,11 +159,12 @@ std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, st
   }
   if (request.tp) return {*request.tp};
   std::vector<int> choices;
-  for (int t : divisors_up_to(request.hardware.gpus_per_node, request.gpus)) {
+  for (int t : divisors_up_to(request.gpus, request.hardware.local_gpus())) {
     if (tp_fits(request, t)) {
       choices.push_back(t);
     } else {
-      ++rejected["tensor parallel does not divide heads or GPUs"];
+      ++rejected[models::on_node_link(request.hardware, t) ? "tensor parallel does not divide heads or GPUs"
+                                                            : "tensor parallel groups leave an NVLink domain"];
     }
   }
   return choices;

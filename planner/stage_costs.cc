@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "models/time_model.h"
 #include "models/training_state.h"
 
 namespace pipeplan::planner {
@@ -48,10 +49,23 @@ double stage_static_bytes(const LayerTable& table, const models::TrainingShape& 
 sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   sim::Topology topology;
   topology.intra_node = {hardware.node_link.latency_s, hardware.node_link.bandwidth};
-  topology.inter_node = {hardware.network.latency_s, hardware.network.bandwidth};
   topology.host = {hardware.host_link.latency_s, hardware.host_link.bandwidth};
-  const int stride = shape.tp * shape.cp * shape.dp;
-  topology.ranks_per_node = std::max(1, hardware.gpus_per_node / std::max(1, stride));
+  // Neighbouring stages are t x c x d GPUs apart.
+  const int stride = std::max(1, shape.tp * shape.cp * shape.dp);
+  topology.ranks_per_node = std::max(1, hardware.local_gpus() / stride);
+  const auto sim_link = [](const models::LinkSpec& link) { return sim::LinkSpec{link.latency_s, link.bandwidth}; };
+  const std::vector<models::NetworkTier>& tiers = hardware.network_tiers;
+  topology.inter_node = sim_link(models::network_tier_link(hardware, tiers.size()));
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    if (tiers[i].nodes == 0) {
+      topology.inter_node = sim_link(models::network_tier_link(hardware, i));
+      break;
+    }
+    const long long ranks = static_cast<long long>(tiers[i].nodes) * hardware.gpus_per_node / stride;
+    if (ranks > topology.ranks_per_node) {
+      topology.tiers.push_back({static_cast<int>(ranks), sim_link(models::network_tier_link(hardware, i))});
+    }
+  }
   return topology;
 }
 

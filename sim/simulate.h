@@ -90,6 +90,9 @@ struct SimulationReport {
   std::vector<double> stage_first_forward_s;
   std::vector<double> stage_grads_ready_s;
   std::optional<Timeline> timeline;
+  // The node each rank runs on (the first pipeline's GPUs), where the
+  // hardware places them; empty otherwise. The trace labels ranks with it.
+  std::vector<int> rank_nodes;
 
   // The memory each rank may use (sim/memory_fit.h); 0: none was given.
   std::int64_t memory_limit_bytes = 0;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 namespace pipeplan::sim {
 
@@ -18,10 +19,20 @@ struct LinkSpec {
   }
 };
 
+// Ranks under one switch of a network tier, and the link between nodes
+// whose nearest common switch it is.
+struct SwitchTier {
+  int ranks = 0;
+  LinkSpec link;
+};
+
 struct Topology {
   LinkSpec intra_node;      // between ranks of one node (all ranks when ranks_per_node == 0)
-  LinkSpec inter_node;      // between nodes
+  LinkSpec inter_node;      // between nodes under no common tier of `tiers`
   int ranks_per_node = 0;   // 0: every rank pair has its own links
+  // The network's switches, the narrowest first (each holding more ranks):
+  // nodes under one switch talk at that tier's link.
+  std::vector<SwitchTier> tiers;
   // Each GPU's copies to and from host memory (PCIe or C2C), each
   // direction a link of its own; none (bandwidth 0) unless the hardware
   // describes one.
@@ -29,7 +40,13 @@ struct Topology {
   bool has_host_link() const { return host.bandwidth_bytes_per_s > 0; }
 
   bool same_node(int a, int b) const { return ranks_per_node <= 0 || a / ranks_per_node == b / ranks_per_node; }
-  const LinkSpec& spec(int src, int dst) const { return same_node(src, dst) ? intra_node : inter_node; }
+  const LinkSpec& spec(int src, int dst) const {
+    if (same_node(src, dst)) return intra_node;
+    for (const SwitchTier& tier : tiers) {
+      if (src / tier.ranks == dst / tier.ranks) return tier.link;
+    }
+    return inter_node;
+  }
   // Identifies the link resource that carries src -> dst traffic.
   std::uint64_t link_key(int src, int dst) const {
     const bool shared = !same_node(src, dst);

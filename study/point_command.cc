@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/text_file.h"
 #include "common/yaml_fields.h"
+#include "models/cluster.h"
 #include "models/embedded_configs.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
@@ -40,15 +41,42 @@ std::vector<std::string> split_dots(std::string_view text) {
 std::string original_text(const std::string& kind, const std::string& name_or_path) {
   if (std::filesystem::exists(name_or_path)) return read_text_file(name_or_path, kind + " file");
   const models::EmbeddedFile* file = models::find_embedded(kind, name_or_path);
+  // A cluster stands where hardware does.
+  if (file == nullptr && kind == "hardware") file = models::find_embedded("clusters", name_or_path);
   if (file == nullptr) throw InputError(fmt::format("unknown {} '{}' for the swept fields", kind, name_or_path));
   return std::string(file->text);
 }
 
+// A list's entry by its name: a cluster's network tier by `tier` ("spine"),
+// a node group by `name` ("h100").
+YAML::Node named_entry(const YAML::Node& list, const std::vector<std::string>& path, std::size_t at) {
+  std::vector<std::string> names;
+  for (const YAML::Node& entry : list) {
+    for (const char* key : {"tier", "name"}) {
+      if (!entry.IsMap() || !entry[key] || !entry[key].IsScalar()) continue;
+      if (entry[key].Scalar() == path[at]) return entry;
+      names.push_back(entry[key].Scalar());
+    }
+  }
+  throw InputError(fmt::format("swept field {}: no entry named '{}' in {} (it has: {}); name a network tier or a "
+                               "node group, e.g. network.spine.oversubscription",
+                               fmt::join(path, "."), path[at], fmt::join(path.begin(), path.begin() + at, "."),
+                               fmt::join(names, ", ")));
+}
+
 // Sets a nested field by rebuilding the path (yaml-cpp nodes are handles:
-// assigning a child through a temporary keeps the change in the tree).
+// assigning a child through a temporary keeps the change in the tree). A
+// list along the path is entered by its entries' names.
 void set_field(YAML::Node root, const std::vector<std::string>& path, const std::string& value) {
   YAML::Node node = root;
-  for (std::size_t i = 0; i + 1 < path.size(); ++i) node.reset(node[path[i]]);
+  for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+    if (node[path[i]].IsSequence() && i + 2 < path.size()) {
+      node.reset(named_entry(node[path[i]], path, i + 1));
+      ++i;
+      continue;
+    }
+    node.reset(node[path[i]]);
+  }
   node[path.back()] = value;
 }
 
@@ -68,7 +96,7 @@ std::string write_derived(const std::string& kind, const std::string& original, 
   if (kind == "models") {
     models::load_model(file);
   } else {
-    models::load_hardware(file);
+    models::load_platform(file);
   }
   return file;
 }

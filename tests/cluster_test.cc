@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
+#include <set>
 #include <string>
 
 #include "common/error.h"
@@ -58,12 +61,14 @@ TEST(Cluster, BadFilesNameTheField) {
                 .find("nvlink_domain 3 neither divides"),
             std::string::npos);
   EXPECT_NE(refusal(groups + "network:\n  - {tier: spine, oversubscription: 0.5}\n").find("below 1"), std::string::npos);
-  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, nodes: 2}\n  - {tier: spine, nodes: 2}\n")
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, nodes: 2, latency: 1us}\n  - {tier: spine, nodes: 2, latency: 1us}\n")
                 .find("each tier spans more nodes"),
             std::string::npos);
-  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, nodes: 2}\n").find("add a tier that joins them"),
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, nodes: 2, latency: 1us}\n").find("add a tier that joins them"),
             std::string::npos);
   EXPECT_NE(refusal(groups).find("no 'network' tiers"), std::string::npos);
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf}\n").find("network[0] (leaf) has no 'latency'"),
+            std::string::npos);
   EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, speed: 1}\n").find("speed"), std::string::npos);
   EXPECT_NE(refusal("node_groups:\n  - {hardware: h100-sxm}\n").find("has no 'nodes'"), std::string::npos);
   // Rates and latencies carry their unit; two groups, two names.
@@ -78,13 +83,35 @@ TEST(Cluster, BadFilesNameTheField) {
   EXPECT_NE(refusal("node_groups:\n  - {hardware: h900, nodes: 4}\n").find("bad.yaml:2"), std::string::npos);
 }
 
-TEST(Cluster, PlansRefuseAClusterInOneLine) {
-  testing::expect_refused("plan --model llama3-8b --hardware gb200-nvl72 --gpus 8 --global-batch 16",
-                          "is a cluster description");
+TEST(Cluster, PlansTakeAClusterOfOneKindAndRefuseAMixedOneInOneLine) {
+  const testing::CommandResult planned = testing::run("plan --model llama3-8b --hardware gb200-nvl72 --gpus 8 --global-batch 16");
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  EXPECT_NE(planned.out.find("placement on gb200-nvl72, ranks in Megatron's default order tp-cp-ep-dp-pp"),
+            std::string::npos)
+      << planned.out;
+  testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 8 --global-batch 16",
+                          "node_groups mix GPU kinds (h100-sxm, a100-80gb)");
+  testing::expect_refused("simulate --model llama3-8b --hardware mixed-h100-a100 --pp 2",
+                          "node_groups mix GPU kinds (h100-sxm, a100-80gb)");
   const testing::CommandResult shown = testing::run("hardware show mixed-h100-a100");
   ASSERT_EQ(shown.code, 0) << shown.err;
   EXPECT_NE(shown.out.find("├─ leaf 0: nodes 0-3 (h100)"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("2:1 oversubscribed"), std::string::npos) << shown.out;
+}
+
+TEST(Cluster, TraceLabelsEachRankWithItsNode) {
+  // t=8 d=8: neighbouring stages are 64 GPUs, 8 nodes of a SuperPOD, apart.
+  const std::string trace = testing::temp_path("cluster_trace.json");
+  const testing::CommandResult ran = testing::run(
+      "simulate --model llama3-8b --hardware dgx-h100-superpod --tp 8 --dp 8 --pp 2 --microbatches 4 --seq 2048 "
+      "--trace " + trace);
+  ASSERT_EQ(ran.code, 0) << ran.err;
+  std::set<std::string> names;
+  const nlohmann::json parsed = nlohmann::json::parse(testing::slurp(trace));
+  for (const auto& event : parsed.at("traceEvents")) {
+    if (event["name"] == "process_name") names.insert(event["args"]["name"].get<std::string>());
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"rank 0 (node 0)", "rank 1 (node 8)"}));
 }
 
 }  // namespace

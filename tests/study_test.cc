@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "study/metric_path.h"
 #include "study/plot_data.h"
+#include "study/point_command.h"
 #include "study/runner.h"
 #include "study/study_file.h"
 #include "study/study_report.h"
@@ -134,6 +135,39 @@ TEST(Study, NetworkStudySweepsAHardwareField) {
   EXPECT_LE(slow, fast);  // a faster network never hurts the best plan
   EXPECT_NE(slurp(ran.dir + "/configs/point-0-hardware.yaml").find("25GB/s"), std::string::npos);
   expect_outputs(ran, {});
+}
+
+TEST(Study, ClusterStudySweepsTheSpinesOversubscription) {
+  // Every data-parallel ring crosses the spine: its bandwidth term scales
+  // with the oversubscription and its latency does not, so sync(k) = L + k B
+  // and sync(4) - sync(2) = 2 (sync(2) - sync(1)).
+  const Ran ran = run("spine_oversubscription");
+  ASSERT_EQ(ran.outcomes.size(), 3u);
+  expect_same_as_direct_run(ran, 1);
+  std::vector<double> sync;
+  for (const PointOutcome& outcome : ran.outcomes) {
+    ASSERT_TRUE(outcome.error.empty()) << outcome.error;
+    sync.push_back(outcome.metrics.at("gradient_sync_s").get<double>());
+  }
+  EXPECT_GT(sync[0], 0);
+  EXPECT_NEAR(sync[2] - sync[1], 2 * (sync[1] - sync[0]), 1e-9 * sync[2]);
+  const std::string derived = slurp(ran.dir + "/configs/point-2-hardware.yaml");
+  EXPECT_NE(derived.find("oversubscription: 4"), std::string::npos) << derived;
+  expect_outputs(ran, {});
+}
+
+TEST(Study, ASweptClusterFieldNamesATierOrGroupThatExists) {
+  StudyFile study = read_study(kStudies + "spine_oversubscription.yaml");
+  StudyPoint point;
+  point.values = {{"hardware.network.core.oversubscription", "2"}};
+  try {
+    point_arguments(study, point, testing::temp_path("study_bad_tier"));
+    FAIL() << "an unknown tier was swept";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("no entry named 'core' in network (it has: leaf, spine)"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(Study, ResultsDoNotDependOnJobs) {

@@ -255,11 +255,11 @@ TEST(TimeModel, LayerTimesAreThePassTimes) {
 
 TEST(TimeModel, LinkForGroupPicksNvlinkInsideANode) {
   const HardwareConfig hw = toy_hardware();
-  EXPECT_EQ(&link_for_group(hw, 8, 1), &hw.node_link);   // a full node
-  EXPECT_EQ(&link_for_group(hw, 4, 2), &hw.node_link);   // spans 8 GPUs
-  EXPECT_EQ(&link_for_group(hw, 16, 1), &hw.network);    // two nodes
-  EXPECT_EQ(&link_for_group(hw, 2, 8), &hw.network);     // one GPU in each of two nodes
-  EXPECT_EQ(&link_for_group(hw, 1, 1), &hw.node_link);
+  EXPECT_DOUBLE_EQ(link_for_group(hw, 8, 1).bandwidth, hw.node_link.bandwidth);   // a full node
+  EXPECT_DOUBLE_EQ(link_for_group(hw, 4, 2).bandwidth, hw.node_link.bandwidth);   // spans 8 GPUs
+  EXPECT_DOUBLE_EQ(link_for_group(hw, 16, 1).bandwidth, hw.network.bandwidth);    // two nodes
+  EXPECT_DOUBLE_EQ(link_for_group(hw, 2, 8).bandwidth, hw.network.bandwidth);     // one GPU in each of two nodes
+  EXPECT_DOUBLE_EQ(link_for_group(hw, 1, 1).bandwidth, hw.node_link.bandwidth);
 }
 
 TEST(TimeModel, MissingLinkBandwidthIsAnInputError) {

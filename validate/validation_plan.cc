@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/units.h"
+#include "models/cluster.h"
 #include "models/layers.h"
 #include "planner/plan_replay.h"
 #include "sim/generators/registry.h"
@@ -40,7 +41,7 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
                     plan_ranks, candidate.tp, candidate.cp, candidate.pp, candidate.dp, launched_ranks, plan_ranks));
   }
   plan.model = models::load_model(plan.file.model);
-  plan.hardware = models::load_hardware(plan.file.hardware);
+  plan.hardware = models::load_platform(plan.file.hardware);
   plan.shape = planner::candidate_shape(candidate, plan.file.seq_len);
   // A searched order is known only with the costs it is searched for: its
   // shape now, the order once rank 0 has predicted (share_searched_order).

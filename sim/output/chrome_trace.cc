@@ -94,7 +94,11 @@ std::string thread_name(int tid) {
 void add_metadata(const SimulationReport& report, Json& events) {
   const std::vector<std::set<int>> threads = transfer_threads(*report.timeline, report.ranks);
   for (int rank = 0; rank < report.ranks; ++rank) {
-    events.push_back(metadata("process_name", rank, 0, {{"name", "rank " + std::to_string(rank)}}));
+    std::string name = "rank " + std::to_string(rank);
+    if (static_cast<std::size_t>(rank) < report.rank_nodes.size()) {
+      name += " (node " + std::to_string(report.rank_nodes[static_cast<std::size_t>(rank)]) + ")";
+    }
+    events.push_back(metadata("process_name", rank, 0, {{"name", name}}));
     events.push_back(metadata("process_sort_index", rank, 0, {{"sort_index", rank}}));
     std::set<int> tids = threads[static_cast<std::size_t>(rank)];
     tids.insert(kComputeTid);

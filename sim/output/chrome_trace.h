@@ -17,7 +17,8 @@ inline constexpr int kRecvTidBase = 2000;  // + source rank
 inline constexpr int kExpertCommTid = 3000;  // a mixture of experts' all-to-all
 inline constexpr int kHostCopyTid = 4000;    // activation offload's copies over the host link
 
-// One process per rank (pid = rank): compute slices coloured by kind,
+// One process per rank (pid = rank, named with its node where the report
+// places it): compute slices coloured by kind,
 // blocking comm waits, transfers on both ends joined by flow arrows, the
 // all-to-all each pass carries on a track of its own (from the pass's
 // start, for as long as it lasts, with what its overlapped pair hid), and an
