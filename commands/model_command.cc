@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "commands/model_options.h"
+#include "common/error.h"
 #include "common/units.h"
 #include "models/cluster.h"
 #include "models/hardware.h"
@@ -96,7 +97,13 @@ void run_show(const ShowOptions& options) {
   const models::TrainingShape shape = training_shape(options.shape, model, 1);
   const models::ModelLayers layers = models::expand_layers(model, shape);
   std::optional<models::HardwareConfig> hardware;
-  if (options.hardware) hardware = models::load_platform(*options.hardware);
+  if (options.hardware) {
+    hardware = models::load_platform(*options.hardware);
+    models::check_tp_domain(*hardware, shape.tp, "--tp", options.shape.allow_cross_node_tp);
+  } else if (options.shape.allow_cross_node_tp) {
+    throw InputError("--allow-cross-node-tp lets t span NVLink domains of the --hardware it is costed on: give "
+                     "--hardware with it");
+  }
   if (!options.json) {
     std::cout << fmt::format("{} ({}): b={} s={} t={}{}{} recompute {}{}\n", model.name, model.source,
                              shape.micro_batch_size, shape.seq_len, shape.tp,

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "models/expert_parallel.h"
+#include "planner/placement.h"
 
 namespace pipeplan::commands {
 
@@ -31,9 +32,12 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
                      "default), moe_act, layernorm; implies --recompute selective");
   command.add_flag("--no-flash-attention", options.no_flash_attention,
                    "Store the attention scores (5as^2b bytes per layer) as without FlashAttention");
-  if (!with_data_parallel) return;
   command.add_flag("--allow-cross-node-tp", options.allow_cross_node_tp,
                    "Let t span NVLink domains: its collectives are costed at the network tier they cross");
+  if (!with_data_parallel) return;
+  command.add_option("--rank-order", options.rank_order,
+                     "Megatron's rank order: tp-cp-ep-dp-pp (its default: replicas t apart, stages t x c x d apart) "
+                     "or tp-pp-dp (--use-tp-pp-dp-mapping: stages t apart, replicas t x p apart)");
   command.add_option("--dp,-d", options.dp, "Data-parallel size d (replicas of the pipeline)")->capture_default_str();
   command
       .add_option("--zero", options.zero,
@@ -163,6 +167,21 @@ void apply_recompute_options(const std::optional<std::string>& recompute, const 
   shape.recompute_modules = models::parse_recompute_modules(*modules);
 }
 
+void apply_rank_order(const std::string& order, const models::ModelConfig& model, int pipeline_ranks,
+                      models::TrainingShape& shape) {
+  const bool first = planner::parse_megatron_order(order, "--rank-order");
+  if (first && (shape.cp > 1 || model.moe.enabled())) {
+    throw InputError("--rank-order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping) takes --cp 1 and a model without "
+                     "experts, as Megatron asserts");
+  }
+  if (first && (pipeline_ranks <= 1 || shape.dp <= 1)) {
+    throw InputError(fmt::format("--rank-order tp-pp-dp: with p = {} and d = {} both orders place every rank alike; "
+                                 "drop it",
+                                 pipeline_ranks, shape.dp));
+  }
+  shape.pipeline_first_ranks = first ? pipeline_ranks : 0;
+}
+
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model,
                                      int pipeline_ranks) {
   for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
@@ -197,6 +216,7 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   options.routing.apply_to(shape);
   models::check_expert_parallel(model, shape);
   check_overlap_flags(shape);
+  if (options.rank_order) apply_rank_order(*options.rank_order, model, pipeline_ranks, shape);
   return shape;
 }
 

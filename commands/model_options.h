@@ -28,7 +28,8 @@ struct ShapeOptions {
   int tp = 1;
   int cp = 1;
   int dp = 1;
-  bool allow_cross_node_tp = false;  // t may span NVLink domains (simulate)
+  bool allow_cross_node_tp = false;  // t may span NVLink domains
+  std::optional<std::string> rank_order;  // Megatron's: tp-cp-ep-dp-pp (default) or tp-pp-dp (simulate)
   bool sequence_parallel = false;
   std::optional<std::string> recompute;  // not given: none
   std::optional<std::string> recompute_modules;
@@ -49,6 +50,12 @@ constexpr int kDefaultSeqCap = 8192;
 // --overlap-grad-reduce, --overlap-param-gather, --grad-reduce-in-bf16 and
 // --tp-comm-overlap (the step-level settings `simulate` costs).
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel);
+
+// --rank-order as given: the shape's pipeline_first_ranks, refused where
+// Megatron refuses it (c > 1, experts) or where both orders place every
+// rank alike (p = 1 or d = 1).
+void apply_rank_order(const std::string& order, const models::ModelConfig& model, int pipeline_ranks,
+                      models::TrainingShape& shape);
 
 // --moe-load-imbalance, --moe-capacity-factor and --moe-dispatcher (shared
 // with `plan`, which adds --ep and --etp as search axes).

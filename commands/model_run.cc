@@ -12,6 +12,7 @@
 #include "models/layers.h"
 #include "models/time_model.h"
 #include "models/expert_parallel.h"
+#include "planner/placement.h"
 #include "planner/plan_search.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
@@ -55,12 +56,12 @@ int virtual_stages_of(const std::string& schedule, int given) {
 // within an NVLink domain unless allowed out (then costed at the network), all of it
 // within the cluster when the file counts its nodes.
 void check_gpus_available(const planner::PipelineSetup& setup, const models::ModelConfig& model,
-                          const models::HardwareConfig& hardware, bool allow_cross_node_tp) {
+                          const models::HardwareConfig& hardware, bool allow_cross_node_tp, bool tp_checked) {
   const models::TrainingShape& shape = setup.shape;
   // A size too large for a domain is said first; one that straddles domains after the heads it must divide.
-  if (shape.tp > hardware.local_gpus()) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
+  if (!tp_checked && shape.tp > hardware.local_gpus()) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
   models::check_tensor_parallel(model, shape.tp);
-  models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
+  if (!tp_checked) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
   const long long gpus = static_cast<long long>(shape.tp) * shape.cp * setup.pp * shape.dp;
   const long long available = static_cast<long long>(hardware.nodes) * hardware.gpus_per_node;
   if (hardware.nodes > 0 && gpus > available) {
@@ -122,7 +123,8 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   planner::PipelineSetup& setup = run.setup;
   models::TrainingShape& shape = setup.shape;
   shape = planner::candidate_shape(plan.plan, plan.seq_len);
-  shape.pipelined = (has("stages") ? source.ranks : plan.plan.pp) > 1;
+  const int pipeline_ranks = has("stages") ? source.ranks : plan.plan.pp;
+  shape.pipelined = pipeline_ranks > 1;
   const ShapeOptions& given_shape = options.shape;
   if (has("seq")) shape.seq_len = given_shape.seq > 0 ? given_shape.seq : std::min(run.model.context, kDefaultSeqCap);
   if (has("micro-batch-size")) shape.micro_batch_size = given_shape.micro_batch_size;
@@ -145,6 +147,14 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
     shape.zero = static_cast<models::ZeroStage>(given_shape.zero);
   }
   if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
+  // The plan's order over the pipeline as it now is (where p or d is now 1
+  // both orders coincide), unless one is given.
+  if (has("rank-order")) {
+    apply_rank_order(*given_shape.rank_order, run.model, pipeline_ranks, shape);
+  } else {
+    shape.pipeline_first_ranks = shape.pipeline_first_ranks > 0 && shape.dp > 1 && pipeline_ranks > 1 ? pipeline_ranks : 0;
+    if (shape.pipeline_first_ranks > 0) apply_rank_order("tp-pp-dp", run.model, pipeline_ranks, shape);
+  }
   // A plan recomputing per stage keeps its settings unless an option
   // gives one for every stage.
   setup.stage_recompute = plan.plan.stage_recompute;
@@ -240,7 +250,10 @@ ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource
   }
   run.changes = scale_changes(plan, setup);
   if (run.overrides.empty() && plan.plan.iteration_time_s > 0) run.plan_predicted_s = plan.plan.iteration_time_s;
-  check_gpus_available(setup, run.model, run.hardware, options.shape.allow_cross_node_tp);
+  // The plan's own t was checked on its hardware when it was made.
+  const bool planned_tp = !has("tp") && !has("hardware");
+  check_gpus_available(setup, run.model, run.hardware, options.shape.allow_cross_node_tp,
+                       planned_tp && !options.shape.allow_cross_node_tp);
   check_host_link(outputs, run.hardware);
   return run;
 }

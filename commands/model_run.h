@@ -44,10 +44,11 @@ std::vector<models::Recompute> take_stage_recompute(std::optional<std::string>& 
 void check_stage_recompute_count(const planner::PipelineSetup& setup, std::string_view source);
 // The chunks per rank: `given`, or the schedule's default for 0.
 int virtual_stages_of(const std::string& schedule, int given);
-// Tensor parallelism within an NVLink domain (unless allowed out), all of it within the cluster when the
-// hardware counts its nodes.
+// Tensor parallelism within an NVLink domain (unless allowed out, or
+// `tp_checked`: a plan's own t on its own hardware), all of it within the
+// cluster when the hardware counts its nodes.
 void check_gpus_available(const planner::PipelineSetup& setup, const models::ModelConfig& model,
-                          const models::HardwareConfig& hardware, bool allow_cross_node_tp);
+                          const models::HardwareConfig& hardware, bool allow_cross_node_tp, bool tp_checked);
 
 // The plan's values, then each option the user gave on `command` in their
 // place (named in ModelRun::overrides).

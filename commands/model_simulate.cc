@@ -15,6 +15,7 @@
 #include "models/layers.h"
 #include "planner/model_report.h"
 #include "planner/model_simulation.h"
+#include "planner/placement.h"
 #include "planner/plan_file.h"
 #include "planner/plan_replay.h"
 #include "profiler/profile_file.h"
@@ -84,7 +85,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   if (source.activation_limit) {
     setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
   }
-  check_gpus_available(setup, run.model, run.hardware, options.shape.allow_cross_node_tp);
+  check_gpus_available(setup, run.model, run.hardware, options.shape.allow_cross_node_tp, false);
   check_host_link(outputs, run.hardware);
   return run;
 }
@@ -121,6 +122,7 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["cp"] = shape.cp;
   output.json["pp"] = setup.pp;
   output.json["dp"] = shape.dp;
+  output.json["rank_order"] = planner::megatron_order_name(shape.pipeline_first_ranks > 0);
   output.json["ep"] = shape.ep;
   output.json["etp"] = shape.expert_tp();
   output.json["moe_dispatcher"] = models::moe_dispatcher_name(shape.moe_dispatcher);
@@ -209,7 +211,9 @@ const std::vector<std::string_view>& plan_override_options() {
                                                       "seq",
                                                       "allow-long-context",
                                                       "tp",
+                                                      "allow-cross-node-tp",
                                                       "cp",
+                                                      "rank-order",
                                                       "sequence-parallel",
                                                       "recompute",
                                                       "recompute-modules",

@@ -39,6 +39,7 @@ struct PlanOptions {
   const CLI::Option* sequence_parallel_option = nullptr;  // given or not
   bool allow_long_context = false;
   bool allow_cross_node_tp = false;
+  std::optional<std::string> rank_order;
   models::RuntimeFlags runtime;
   std::optional<std::string> layers, layout;
   std::optional<std::string> profile;
@@ -121,6 +122,7 @@ planner::PlanRequest make_request(const PlanOptions& options) {
   }
   request.tp = options.tp;
   request.allow_cross_node_tp = options.allow_cross_node_tp;
+  if (options.rank_order) request.rank_order = planner::parse_megatron_order(*options.rank_order, "--rank-order");
   request.cp = options.cp;
   request.pp = options.pp;
   request.dp = options.dp;
@@ -265,7 +267,8 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
   report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
   // The search kept tensor parallelism in its NVLink domain unless allowed out.
   report.placement =
-      planner::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp}, planner::RankOrder{}, true);
+      planner::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp},
+                         planner::megatron_rank_order(best.pipeline_first), true);
   if (options.out) {
     planner::take_figures(report.best, file.plan);
     write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
@@ -297,6 +300,9 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--tp", options->tp, "Fix the tensor-parallel size");
   command->add_flag("--allow-cross-node-tp", options->allow_cross_node_tp,
                     "Let a fixed --tp span NVLink domains: its collectives are costed at the network tier they cross");
+  command->add_option("--rank-order", options->rank_order,
+                      "Fix Megatron's rank order: tp-cp-ep-dp-pp (its default) or tp-pp-dp "
+                      "(--use-tp-pp-dp-mapping) [default: both where some group leaves the NVLink domain]");
   command->add_option("--cp", options->cp,
                       "Fix the context-parallel size: each rank takes s / c of every sequence, keys and values go "
                       "round a ring (Megatron's --context-parallel-size)");

@@ -103,12 +103,16 @@ NetworkTier read_tier(const YAML::Node& node, const std::string& file, std::size
   tier.name = scalar_text(node["tier"], file, at + ".tier");
   if (node["nodes"]) tier.nodes = read_count(node["nodes"], file, at + ".nodes", 1);
   if (node["oversubscription"]) {
-    tier.oversubscription = parse_at(node["oversubscription"], file, at + ".oversubscription", parse_non_negative);
+    const YAML::Node& given = node["oversubscription"];
+    // A negative number is below 1 too: say that, not the parser's ">= 0".
+    const std::string text = scalar_text(given, file, at + ".oversubscription");
+    const bool negative = text.find_first_not_of(' ') != std::string::npos && text[text.find_first_not_of(' ')] == '-';
+    tier.oversubscription = negative ? 0 : parse_at(given, file, at + ".oversubscription", parse_non_negative);
     if (tier.oversubscription < 1) {
-      throw_at(file, node["oversubscription"],
-               fmt::format("{}.oversubscription {} is below 1: it is what the switches below could send over what "
-                           "this tier's uplinks carry (1: non-blocking, 2: 2:1)",
-                           at, tier.oversubscription));
+      throw_at(file, given,
+               fmt::format("{}.oversubscription {} is below 1: traffic that crosses this tier runs at the NIC's rate "
+                           "over it (1: non-blocking, 2: 2:1)",
+                           at, text));
     }
   }
   if (!node["latency"]) {
@@ -141,9 +145,9 @@ void check_tiers(const ClusterConfig& cluster, const YAML::Node& network, const 
     below = span;
   }
   if (below < cluster.nodes()) {
-    throw_at(file, network, fmt::format("the tiers span {} nodes and the node groups have {}: add a tier that joins them "
-                                        "all (e.g. '- {{tier: spine}}')",
-                                        below, cluster.nodes()));
+    throw_at(file, network, fmt::format("the tiers span {} and the node groups have {}: add a tier that joins them "
+                                        "all (e.g. '- {{tier: spine, latency: 2us}}')",
+                                        format_plural(below, "node"), cluster.nodes()));
   }
 }
 
@@ -180,7 +184,15 @@ ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
     return cluster;
   }
   if (!network.IsSequence()) throw_at(file, network, "network is a list of tiers, the leaf first");
-  for (std::size_t i = 0; i < network.size(); ++i) cluster.tiers.push_back(read_tier(network[i], file, i));
+  for (std::size_t i = 0; i < network.size(); ++i) {
+    cluster.tiers.push_back(read_tier(network[i], file, i));
+    const std::string& name = cluster.tiers.back().name;
+    if (std::count_if(cluster.tiers.begin(), cluster.tiers.end(), [&](const NetworkTier& t) { return t.name == name; }) > 1) {
+      throw_at(file, network[i], fmt::format("network[{}]: a second tier named '{}'; give each its own name (leaf, "
+                                             "spine, core)",
+                                             i, name));
+    }
+  }
   check_tiers(cluster, network, file);
   return cluster;
 }

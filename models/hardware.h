@@ -72,7 +72,9 @@ struct LinkSpec {
 struct NetworkTier {
   std::string name;             // "leaf", "spine"
   int nodes = 0;                // nodes under one switch of this tier; 0: every node
-  double oversubscription = 1;  // what the switches below could send over what its uplinks carry, >= 1
+  // What the switches below could send into this tier over what it carries, >= 1:
+  // traffic that crosses it runs at the NIC's rate over this.
+  double oversubscription = 1;
   double latency_s = 0;         // one crossing of this tier
 };
 

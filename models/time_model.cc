@@ -190,14 +190,14 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, c
   return exposed + first_chunks + (overlappable - first_chunks - hidden) + contention_s(hidden, hardware.gpu);
 }
 
-// ZeRO-2/3's collectives over the d x c weight replicas (t apart, so on
-// NVLink only when t x d x c fits in a node), each prefetched beside the
+// ZeRO-2/3's collectives over the d x c weight replicas (t apart in
+// Megatron's default order, so on NVLink only when t x d x c fits in a node), each prefetched beside the
 // compute of the layer before: what the pass's compute cannot cover waits,
 // what it covers slows it by the SMs the collective holds.
 double shard_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape, double compute_s) {
   const int replicas = shape.weight_replicas();
   if (pass.shard_collectives.empty() || replicas <= 1) return 0;
-  const LinkSpec link = link_for_group(hardware, replicas, shape.tp);
+  const LinkSpec link = link_for_group(hardware, replicas, shape.replica_stride());
   double seconds = 0;
   for (const CollectiveWork& call : pass.shard_collectives) seconds += call.count * collective_s(call, replicas, link);
   const double hidden = std::min(seconds, compute_s);
@@ -352,14 +352,14 @@ bool on_node_link(const HardwareConfig& hardware, long long span) {
 void check_tp_domain(const HardwareConfig& hardware, int tp, std::string_view option, bool allowed) {
   const int local = hardware.local_gpus();
   if (allowed && on_node_link(hardware, tp)) {
-    throw InputError(fmt::format("--allow-cross-node-tp: {} {} keeps every tensor-parallel group in one NVLink domain "
-                                 "of {} GPUs on {}, so it changes nothing; drop it",
+    throw InputError(fmt::format("--allow-cross-node-tp: {} {} keeps every tensor-parallel group in one node or "
+                                 "NVLink domain of {} GPUs on {}, so it changes nothing; drop it",
                                  option, tp, local, hardware.name));
   }
   if (allowed || on_node_link(hardware, tp)) return;
-  throw InputError(fmt::format("{} {}: tensor-parallel groups of {} GPUs do not each lie in one NVLink domain of {} "
-                               "GPUs on {} (their collectives would cross the network); use a divisor of {}, or add "
-                               "--allow-cross-node-tp",
+  throw InputError(fmt::format("{} {}: tensor-parallel groups of {} GPUs do not each lie in one node or NVLink "
+                               "domain of {} GPUs on {} (their collectives would cross the network); use a divisor "
+                               "of {}, or add --allow-cross-node-tp",
                                option, tp, tp, local, hardware.name, local));
 }
 

@@ -102,6 +102,14 @@ struct TrainingShape {
   // and, within each, the context-parallel ranks (Megatron reduces gradients
   // and shards the distributed optimizer over this d x c group).
   int weight_replicas() const { return dp * cp; }
+  // Megatron's --use-tp-pp-dp-mapping (rank order tp-pp-dp; c = 1, no
+  // experts): the p pipeline ranks (this many; 0: Megatron's default order
+  // tp-cp-ep-dp-pp) vary before the replicas. Neighbouring stages are then t
+  // GPUs apart and the replicas t x p apart; by default stages are t x c x d
+  // apart and replicas t apart.
+  int pipeline_first_ranks = 0;
+  int replica_stride() const { return pipeline_first_ranks > 0 ? tp * pipeline_first_ranks : tp; }
+  int stage_stride() const { return pipeline_first_ranks > 0 ? tp : tp * cp * dp; }
   // Gradients reduced and weights gathered once per step, after the
   // pipeline or behind it (the distributed optimizer; ZeRO-2/3 pipelined),
   // rather than beside each micro-batch's passes.

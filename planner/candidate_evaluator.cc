@@ -93,6 +93,7 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.recompute_modules = recompute.modules;
   shape.zero = zero;
   shape.pipelined = group.pp > 1;
+  shape.pipeline_first_ranks = group.pipeline_first ? group.pp : 0;
   shape.apply(request.runtime);
   return shape;
 }
@@ -135,6 +136,7 @@ PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, con
   candidate.dp = group.dp;
   candidate.ep = group.ep;
   candidate.etp = group.etp;
+  candidate.pipeline_first = group.pipeline_first;
   candidate.moe_load_imbalance = layers.shape.moe_load_imbalance;
   candidate.moe_capacity_factor = layers.shape.moe_capacity_factor;
   candidate.moe_dispatcher = layers.shape.moe_dispatcher;

@@ -80,6 +80,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
       plan.tp, plan.pp, plan.micro_batch_size, global_batch, seq_len);
   if (plan.cp > 1) args += fmt::format(" --context-parallel-size {}", plan.cp);
   if (plan.sequence_parallel) args += " --sequence-parallel";
+  if (plan.pipeline_first) args += " --use-tp-pp-dp-mapping";
   if (model != nullptr) args += attention_arguments(*model) + expert_arguments(plan, *model);
   // Under pipelining ZeRO-2/3 sync once per step as the distributed
   // optimizer does: Megatron's nearest (the note says so).

@@ -28,7 +28,9 @@ struct ReplicaGroup {
   int ranks = 1;
   int stride = 1;
 };
-ReplicaGroup dense_group(const models::TrainingShape& shape) { return {shape.weight_replicas(), shape.tp}; }
+ReplicaGroup dense_group(const models::TrainingShape& shape) {
+  return {shape.weight_replicas(), shape.replica_stride()};
+}
 ReplicaGroup expert_group(const models::TrainingShape& shape) {
   return {shape.expert_replicas(), shape.ep * shape.expert_tp()};
 }
@@ -262,8 +264,7 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
   run.recompute_in_bubbles = run.recompute_in_bubbles || setup.recompute_in_bubbles;
   ModelSimulation result{sim::simulate(schedule, costs.costs, setup_topology(hardware, setup), run),
                          std::move(split), {}, {}};
-  // Neighbouring stages are t x c x d GPUs apart (Megatron's order).
-  const long long stride = static_cast<long long>(setup.shape.tp) * setup.shape.cp * setup.shape.dp;
+  const long long stride = setup.shape.stage_stride();
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     result.report.rank_nodes.push_back(static_cast<int>(rank * stride / std::max(1, hardware.gpus_per_node)));
   }

@@ -102,26 +102,33 @@ std::string_view axis_name(GroupAxis axis) {
 
 RankOrder parse_rank_order(std::string_view text, std::string_view field) {
   RankOrder order;
-  std::size_t count = 0, start = 0;
+  std::vector<GroupAxis> named;
+  bool experts = false;
+  std::size_t start = 0;
   while (start <= text.size()) {
     const std::size_t dash = std::min(text.find('-', start), text.size());
     const std::string_view word = text.substr(start, dash - start);
+    start = dash + 1;
     const auto axis = std::find_if(kAxes.begin(), kAxes.end(), [&](GroupAxis a) { return axis_name(a) == word; });
-    const bool repeated = axis != kAxes.end() &&
-                          std::find(order.fastest_first.begin(), order.fastest_first.begin() +
-                                                                     static_cast<std::ptrdiff_t>(count),
-                                    *axis) != order.fastest_first.begin() + static_cast<std::ptrdiff_t>(count);
-    if (axis == kAxes.end() || repeated || count == kAxes.size()) {
-      throw InputError(fmt::format("{} '{}': give tp, cp, dp and pp once each, the fastest first and joined by '-' "
-                                   "(Megatron's default: tp-cp-dp-pp)",
+    const bool repeated = axis != kAxes.end() ? std::find(named.begin(), named.end(), *axis) != named.end()
+                                              : word == "ep" && experts;
+    if ((axis == kAxes.end() && word != "ep") || repeated) {
+      throw InputError(fmt::format("{} '{}': give tp, cp, dp and pp at most once each (ep too), the fastest first "
+                                   "and joined by '-' (Megatron's default: tp-cp-ep-dp-pp)",
                                    field, text));
     }
-    order.fastest_first[count++] = *axis;
-    start = dash + 1;
+    if (axis == kAxes.end()) {
+      experts = true;
+    } else {
+      named.push_back(*axis);
+    }
   }
-  if (count != kAxes.size()) {
-    throw InputError(fmt::format("{} '{}': give all four of tp, cp, dp and pp (e.g. tp-cp-dp-pp)", field, text));
+  if (named.empty()) throw InputError(fmt::format("{} '{}': name at least tp, dp and pp (e.g. tp-cp-dp-pp)", field, text));
+  for (GroupAxis axis : kAxes) {
+    if (std::find(named.begin(), named.end(), axis) == named.end()) order.omitted.push_back(axis);
   }
+  std::copy(named.begin(), named.end(), order.fastest_first.begin());
+  std::copy(order.omitted.begin(), order.omitted.end(), order.fastest_first.begin() + static_cast<std::ptrdiff_t>(named.size()));
   return order;
 }
 
@@ -132,6 +139,20 @@ std::string rank_order_name(const RankOrder& order) {
     name += axis_name(axis);
   }
   return name;
+}
+
+bool parse_megatron_order(std::string_view text, std::string_view field) {
+  if (text == megatron_order_name(false)) return false;
+  if (text == megatron_order_name(true)) return true;
+  throw InputError(fmt::format("{} '{}': give tp-cp-ep-dp-pp (Megatron's default) or tp-pp-dp "
+                               "(--use-tp-pp-dp-mapping)",
+                               field, text));
+}
+
+std::string_view megatron_order_name(bool pipeline_first) { return pipeline_first ? "tp-pp-dp" : "tp-cp-ep-dp-pp"; }
+
+RankOrder megatron_rank_order(bool pipeline_first) {
+  return pipeline_first ? RankOrder{{GroupAxis::kTp, GroupAxis::kCp, GroupAxis::kPp, GroupAxis::kDp}, {}} : RankOrder{};
 }
 
 Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layout, const RankOrder& order,
@@ -145,6 +166,12 @@ Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layou
   if (gpus > cluster.gpus()) {
     throw InputError(fmt::format("t x c x p x d = {} GPUs, and {} has {}: lower a size", gpus, cluster.name,
                                  cluster.gpus()));
+  }
+  for (GroupAxis axis : order.omitted) {
+    if (size_of(layout, axis) > 1) {
+      throw InputError(fmt::format("--order {} leaves out {}, and --{} is {}: name every axis larger than 1",
+                                   rank_order_name(order), axis_name(axis), axis_name(axis), size_of(layout, axis)));
+    }
   }
   const std::vector<GpuSite> sites = gpu_sites(cluster, static_cast<int>(gpus));
   // A rank's coordinate on each axis, from the order's strides.
@@ -187,11 +214,18 @@ Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layou
       }
     }
     if (axis == GroupAxis::kTp && entry.widest.level > 1 && !allow_cross_node_tp) {
-      const models::NodeGroup& group = cluster.groups.front();
-      const int local = std::max(group.nvlink_domain, group.gpus_per_node);
-      throw InputError(fmt::format("--tp {} leaves the {} GPUs of a node or NVLink domain on {} (tensor-parallel "
-                                   "collectives would cross {}): lower --tp to {} or add --allow-cross-node-tp",
-                                   layout.tp, local, cluster.name, entry.widest.name, local));
+      int local = 0;
+      for (const models::NodeGroup& group : cluster.groups) {
+        const int held = std::max(group.nvlink_domain, group.gpus_per_node);
+        local = local == 0 ? held : std::min(local, held);
+      }
+      const std::string why =
+          stride[axis] > 1 ? fmt::format("order {} puts a group's ranks {} GPUs apart", rank_order_name(order),
+                                         stride[axis])
+                           : fmt::format("a node or NVLink domain holds {} GPUs", local);
+      throw InputError(fmt::format("--tp {}: its groups would cross {} on {} ({}): put tp first in --order with a "
+                                   "--tp dividing {}, or add --allow-cross-node-tp",
+                                   layout.tp, entry.widest.name, cluster.name, why, local));
     }
     placement.axes.push_back(entry);
   }

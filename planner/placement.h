@@ -20,11 +20,25 @@ std::string_view axis_name(GroupAxis axis);  // "tp"
 
 struct RankOrder {
   std::array<GroupAxis, 4> fastest_first{GroupAxis::kTp, GroupAxis::kCp, GroupAxis::kDp, GroupAxis::kPp};
+  // Axes the text left out (slowest, after the named ones): as in
+  // Megatron, each must have size 1.
+  std::vector<GroupAxis> omitted;
 };
-// "tp-cp-dp-pp" (Megatron's default order without experts) or any order of
-// the four; throws InputError naming `field` for anything else.
+// "tp-cp-dp-pp" (Megatron's default order without experts), any order of
+// the four, Megatron's own spellings with "ep" (experts fold into the data-
+// parallel ranks, so it places nothing of its own: "tp-cp-ep-dp-pp"), or
+// with axes of size 1 left out ("tp-pp-dp"); throws InputError naming
+// `field` for anything else.
 RankOrder parse_rank_order(std::string_view text, std::string_view field = "--order");
 std::string rank_order_name(const RankOrder& order);
+
+// Megatron-LM's two rank orders: its default tp-cp-ep-dp-pp (false) and
+// tp-pp-dp (true, --use-tp-pp-dp-mapping); InputError naming `field` for
+// any other text.
+bool parse_megatron_order(std::string_view text, std::string_view field);
+std::string_view megatron_order_name(bool pipeline_first);
+// The same order over the four axes place_job knows (experts fold into dp).
+RankOrder megatron_rank_order(bool pipeline_first);
 
 struct JobLayout {
   int tp = 1, cp = 1, pp = 1, dp = 1;

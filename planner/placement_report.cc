@@ -46,8 +46,7 @@ std::string placement_text(const models::ClusterConfig& cluster, const Placement
         cluster.groups.size() > 1 ? fmt::format(" ({})", node_groups_in(cluster, first, last)) : "";
     text += fmt::format("{} {} {}{}", s == 0 ? "" : ";", s, node_range(first, last), groups);
   }
-  text += fmt::format("\n  each GPU's NIC carries {} group{} that cross nodes\n", placement.flows_per_nic,
-                      placement.flows_per_nic == 1 ? "'s traffic" : "s' traffic");
+  text += fmt::format("\n  groups crossing nodes that share each GPU's NIC: {}\n", placement.flows_per_nic);
   return text;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "common/yaml_fields.h"
+#include "planner/placement.h"
 #include "planner/stage_split.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
@@ -93,6 +94,7 @@ std::string write_plan_yaml(const PlanFile& file) {
   }
   out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
   out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
+  if (p.pipeline_first) out << YAML::Key << "rank_order" << YAML::Value << std::string(megatron_order_name(true));
   out << YAML::Key << "schedule" << YAML::Value << p.schedule;
   if (p.activation_limit) out << YAML::Key << "activation_limit" << YAML::Value << p.activation_limit->spelled();
   out << YAML::Key << "virtual" << YAML::Value << p.virtual_stages;
@@ -148,6 +150,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
               "moe_dispatcher",
               "micro_batch_size",
               "microbatches",
+              "rank_order",
               "schedule",
               "activation_limit",
               "virtual",
@@ -231,6 +234,14 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
         parse_at(root["recompute_modules"], path, "recompute_modules", [](std::string_view text, std::string_view) {
           return models::parse_recompute_modules(text, "'recompute_modules'");
         });
+  }
+  if (root["rank_order"]) {
+    p.pipeline_first = parse_at(root["rank_order"], path, "rank_order", [](std::string_view text, std::string_view) {
+      return parse_megatron_order(text, "'rank_order'");
+    });
+    if (p.pipeline_first && (p.cp > 1 || p.etp > 0)) {
+      throw_at(path, root["rank_order"], "'rank_order: tp-pp-dp' takes cp 1 and no experts, as Megatron asserts");
+    }
   }
   if (root["recompute_in_bubbles"]) {
     p.recompute_in_bubbles = read_flag(root, "recompute_in_bubbles", path);

@@ -31,6 +31,7 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"cp", c.cp},
           {"pp", c.pp},
           {"dp", c.dp},
+          {"rank_order", std::string(megatron_order_name(c.pipeline_first))},
           {"ep", c.ep},
           {"etp", c.etp > 0 ? c.etp : c.tp},
           {"moe_dispatcher", std::string(models::moe_dispatcher_name(c.moe_dispatcher))},
@@ -121,10 +122,6 @@ std::string rejected_text(const PlanSearchResult& search) {
   return text.empty() ? "none" : text;
 }
 
-// Megatron-LM's RankGenerator order without --use-tp-pp-dp-mapping, the
-// order every group is costed in.
-constexpr const char* kMegatronOrder = "tp-cp-ep-dp-pp";
-
 }  // namespace
 
 nlohmann::ordered_json plan_report_json(const PlanReport& report) {
@@ -146,7 +143,8 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   }
   json["megatron_args"] =
       megatron_arguments(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
-  json["rank_placement"] = {{"cluster", report.cluster.name}, {"order", kMegatronOrder}};
+  json["rank_placement"] = {{"cluster", report.cluster.name},
+                            {"order", std::string(megatron_order_name(report.best_plan.pipeline_first))}};
   json["rank_placement"].update(placement_json(report.placement));
   nlohmann::ordered_json top = nlohmann::ordered_json::array(), pareto = nlohmann::ordered_json::array();
   for (const PlanCandidate& c : report.search.ranked) top.push_back(candidate_json(c));
@@ -163,15 +161,16 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
 std::string plan_report_text(const PlanReport& report) {
   const PlanCandidate& plan = report.best_plan;
   std::string text = fmt::format(
-      "{} on {} x {}: global batch {} x {} tokens, memory cap {}\n"
+      "{} on {} GPUs of {}: global batch {} x {} tokens, memory cap {}\n"
       "replayed {} candidates in {:.3f} s, skipped {} whose bounds reach neither the top nor the Pareto front; "
       "rejected: {}\n\n",
       report.model, report.gpus, report.hardware, report.global_batch, report.seq_len,
       format_bytes(report.search.memory_cap_bytes), report.search.candidates_evaluated,
       report.search.search_time_s, report.search.candidates_pruned, rejected_text(report.search));
   for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
-  text += fmt::format("best: t={}{} p={} d={}{}{}, micro-batch {} x {}, {} (v={}), recompute {}{}, split {}\n", plan.tp,
+  text += fmt::format("best: t={}{} p={} d={}{}{}{}, micro-batch {} x {}, {} (v={}), recompute {}{}, split {}\n", plan.tp,
                       plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp, plan.dp,
+                      plan.pipeline_first ? " (ranks tp-pp-dp)" : "",
                       plan.etp > 0 ? fmt::format(" ep={} etp={}{}", plan.ep, plan.etp,
                                                  plan.moe_dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
                                    : "",
@@ -191,8 +190,10 @@ std::string plan_report_text(const PlanReport& report) {
   }
   text += fmt::format("\nMegatron-LM arguments:\n  {}\n",
                       megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config));
-  text += fmt::format("\nplacement on {}, ranks in Megatron's default order {} (no flag needed):\n{}\n",
-                      report.cluster.name, kMegatronOrder, placement_text(report.cluster, report.placement));
+  text += fmt::format("\nplacement on {}, ranks in Megatron's order {} ({}):\n{}\n", report.cluster.name,
+                      megatron_order_name(plan.pipeline_first),
+                      plan.pipeline_first ? "--use-tp-pp-dp-mapping" : "its default, no flag needed",
+                      placement_text(report.cluster, report.placement));
   text += table(fmt::format("top {} (by the search's replay):", report.search.ranked.size()), report.search.ranked);
   text += '\n';
   text += table("Pareto front (iteration time against peak memory):", report.search.pareto);

@@ -218,6 +218,7 @@ models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_le
   shape.recompute_modules = candidate.recompute_modules;
   shape.zero = candidate.zero;
   shape.pipelined = candidate.pp > 1;
+  shape.pipeline_first_ranks = candidate.pipeline_first ? candidate.pp : 0;
   shape.apply(candidate.runtime);
   return shape;
 }

@@ -41,6 +41,9 @@ struct PlanRequest {
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages;
   // A given tp may span NVLink domains (its collectives then cost the network's rate).
   bool allow_cross_node_tp = false;
+  // Megatron's rank order: false the default (tp-cp-ep-dp-pp), true
+  // tp-pp-dp (--use-tp-pp-dp-mapping); not given: both where they differ.
+  std::optional<bool> rank_order;
   // Mixture of experts: expert-parallel and expert tensor-parallel sizes
   // (searched: every ep dividing the experts and t x c x d / etp, etp 1 or t),
   // and the routing's load (models::TrainingShape).
@@ -81,6 +84,7 @@ struct PlanRequest {
 struct PlanCandidate {
   int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1, virtual_stages = 1;
   int ep = 1, etp = 0;  // expert parallelism (etp 0: as t)
+  bool pipeline_first = false;  // ranks in Megatron's order tp-pp-dp (TrainingShape::pipeline_first_ranks)
   double moe_load_imbalance = 1.0, moe_capacity_factor = 0;
   models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
   std::string schedule;

@@ -49,6 +49,14 @@ void check_fixed_tp(const PlanRequest& request, int t, const char* option) {
   models::check_tp_domain(request.hardware, t, option, request.allow_cross_node_tp);
 }
 
+// Whether Megatron's other rank order (tp-pp-dp) can cost differently from
+// its default: it takes c = 1 and no experts, and moves stages and
+// replicas only where both exist and some group leaves the NVLink domain.
+bool pipeline_first_differs(const PlanRequest& request, const SearchGroup& group) {
+  return group.cp == 1 && !request.model.moe.enabled() && group.pp > 1 && group.dp > 1 &&
+         !models::on_node_link(request.hardware, static_cast<long long>(group.tp) * group.pp * group.dp);
+}
+
 // Context-parallel sizes the sequence divides into two chunks per rank
 // (causal load balance), among the divisors of `gpus`.
 bool cp_fits(const PlanRequest& request, int c) { return c == 1 || request.seq_len % (2 * c) == 0; }
@@ -79,6 +87,10 @@ void check_fixed_choices(const PlanRequest& request) {
                                  request.hardware.gpus_per_node));
   }
   if (request.tp) check_fixed_tp(request, *request.tp, "--tp");
+  if (request.rank_order.value_or(false) && (request.model.moe.enabled() || request.cp.value_or(1) > 1)) {
+    throw InputError("--rank-order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping) takes --cp 1 and a model without "
+                     "experts, as Megatron asserts; drop it or use tp-cp-ep-dp-pp");
+  }
   if (request.pp) {
     const int p = *request.pp;
     if (p < 1) throw InputError(fmt::format("--pp must be >= 1 (got {})", p));
@@ -231,8 +243,16 @@ void SearchSpace::add_groups(const PlanRequest& request, int t, int c, std::vect
         ++rejected_["micro-batch size does not divide the batch per replica"];
         continue;
       }
+      if (request.rank_order.value_or(false) && c > 1) {
+        ++rejected_["context parallelism in Megatron's tp-pp-dp order (it takes c = 1)"];
+        continue;
+      }
       for (const ExpertLayout& experts : expert_layouts(request, t, c, d, rejected_)) {
-        groups_.push_back({t, c, p, d, b, per_replica / b, experts.ep, experts.etp});
+        groups_.push_back({t, c, p, d, b, per_replica / b, experts.ep, experts.etp, request.rank_order.value_or(false)});
+        if (!request.rank_order && pipeline_first_differs(request, groups_.back())) {
+          groups_.push_back(groups_.back());
+          groups_.back().pipeline_first = true;
+        }
       }
     }
   }

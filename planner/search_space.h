@@ -20,6 +20,7 @@ namespace pipeplan::planner {
 struct SearchGroup {
   int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1;
   int ep = 1, etp = 0;  // expert parallelism (etp 0: as t)
+  bool pipeline_first = false;  // Megatron's --use-tp-pp-dp-mapping (TrainingShape::pipeline_first_ranks)
 };
 
 // Tokens one step of the group's layout trains on.

@@ -50,8 +50,7 @@ sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const mo
   sim::Topology topology;
   topology.intra_node = {hardware.node_link.latency_s, hardware.node_link.bandwidth};
   topology.host = {hardware.host_link.latency_s, hardware.host_link.bandwidth};
-  // Neighbouring stages are t x c x d GPUs apart.
-  const int stride = std::max(1, shape.tp * shape.cp * shape.dp);
+  const int stride = std::max(1, shape.stage_stride());
   topology.ranks_per_node = std::max(1, hardware.local_gpus() / stride);
   const auto sim_link = [](const models::LinkSpec& link) { return sim::LinkSpec{link.latency_s, link.bandwidth}; };
   const std::vector<models::NetworkTier>& tiers = hardware.network_tiers;

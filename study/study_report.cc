@@ -18,6 +18,12 @@
 namespace pipeplan::study {
 namespace {
 
+// Which ranks went over memory; "" for a point that fit or failed (a failed
+// point has no fields at all).
+std::string over_memory(const PointOutcome& outcome) {
+  return outcome.fields.is_object() ? outcome.fields.value("over_memory", "") : "";
+}
+
 std::string cell(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_float()) return fmt::format("{:.10g}", value.get<double>());
@@ -145,7 +151,7 @@ Table results_table(const StudyFile& study, const std::vector<PointOutcome>& out
     }
     if (fit) {
       row.push_back(outcome.fields.contains("fits") ? cell(outcome.fields.at("fits")) : "");
-      row.push_back(outcome.fields.value("over_memory", ""));
+      row.push_back(over_memory(outcome));
     }
     row.push_back(outcome_note(outcome));
     table.push_back(std::move(row));
@@ -201,7 +207,7 @@ std::string results_json(const StudyFile& study, const std::vector<PointOutcome>
       if (!outcome.metric_errors.empty()) point["missing"] = outcome.metric_errors;
       if (outcome.fields.contains("fits")) {
         point["fits"] = outcome.fields.at("fits");
-        point["over_memory"] = outcome.fields.value("over_memory", "");
+        point["over_memory"] = over_memory(outcome);
       }
     } else {
       point["error"] = outcome.error;

@@ -86,7 +86,7 @@ TEST(Cluster, BadFilesNameTheField) {
 TEST(Cluster, PlansTakeAClusterOfOneKindAndRefuseAMixedOneInOneLine) {
   const testing::CommandResult planned = testing::run("plan --model llama3-8b --hardware gb200-nvl72 --gpus 8 --global-batch 16");
   ASSERT_EQ(planned.code, 0) << planned.err;
-  EXPECT_NE(planned.out.find("placement on gb200-nvl72, ranks in Megatron's default order tp-cp-ep-dp-pp"),
+  EXPECT_NE(planned.out.find("placement on gb200-nvl72, ranks in Megatron's order tp-cp-ep-dp-pp (its default, no flag needed)"),
             std::string::npos)
       << planned.out;
   testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 8 --global-batch 16",
@@ -97,6 +97,36 @@ TEST(Cluster, PlansTakeAClusterOfOneKindAndRefuseAMixedOneInOneLine) {
   ASSERT_EQ(shown.code, 0) << shown.err;
   EXPECT_NE(shown.out.find("├─ leaf 0: nodes 0-3 (h100)"), std::string::npos) << shown.out;
   EXPECT_NE(shown.out.find("2:1 oversubscribed"), std::string::npos) << shown.out;
+}
+
+// A command's --json output; a failure is reported with its error.
+nlohmann::json json_of(const std::string& args) {
+  const testing::CommandResult result = testing::run(args + " --json");
+  EXPECT_EQ(result.code, 0) << args << "\n" << result.err;
+  return result.code == 0 ? nlohmann::json::parse(result.out) : nlohmann::json::object();
+}
+
+TEST(Cluster, RankOrderTravelsThroughThePlanFileAndItsReplay) {
+  // Llama 3 8B on 128 SuperPOD GPUs: tp-pp-dp keeps each pipeline in a node.
+  const std::string plan = testing::temp_path("rank_order_plan.yaml");
+  const nlohmann::json report = json_of("plan --model llama3-8b --hardware dgx-h100-superpod --gpus 128 "
+                                        "--global-batch 512 --seq 4096 --tp 2 --pp 4 --rank-order tp-pp-dp --out " +
+                                        plan);
+  ASSERT_TRUE(report.contains("best"));
+  EXPECT_EQ(report.at("best").at("rank_order"), "tp-pp-dp");
+  EXPECT_EQ(report.at("rank_placement").at("order"), "tp-pp-dp");
+  EXPECT_NE(report.at("megatron_args").get<std::string>().find("--use-tp-pp-dp-mapping"), std::string::npos);
+  EXPECT_NE(testing::slurp(plan).find("rank_order: tp-pp-dp"), std::string::npos);
+  const nlohmann::json replay = json_of("simulate --plan " + plan);
+  EXPECT_EQ(replay.value("rank_order", ""), "tp-pp-dp");
+  EXPECT_DOUBLE_EQ(replay.value("iteration_time_s", 0.0), report.at("best").at("iteration_time_s").get<double>());
+  // The default order re-costs it: stages then cross the network.
+  EXPECT_GT(json_of("simulate --plan " + plan + " --rank-order tp-cp-ep-dp-pp").value("iteration_time_s", 0.0),
+            replay.value("iteration_time_s", 0.0));
+  testing::expect_refused("simulate --plan " + plan + " --rank-order tp-pp-dp --dp 1", "place every rank alike");
+  testing::expect_refused("plan --model mixtral-8x7b --hardware h100-sxm --gpus 64 --global-batch 64 "
+                          "--rank-order tp-pp-dp",
+                          "takes --cp 1 and a model without experts");
 }
 
 TEST(Cluster, TraceLabelsEachRankWithItsNode) {

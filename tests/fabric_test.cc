@@ -124,6 +124,38 @@ TEST(Fabric, MixedClusterIsRefusedNamingItsGroups) {
   }
 }
 
+TEST(Fabric, MegatronsPipelineFirstOrderMovesStagesOntoNvlinkAndReplicasApart) {
+  // t=2 p=4 d=16 on a SuperPOD. Default order: stages 32 GPUs (4 nodes)
+  // apart over the leaf, the 16 replicas 2 apart (32 GPUs, 4 nodes).
+  // tp-pp-dp: stages 2 apart in one node, replicas 8 apart (128 GPUs, 16
+  // nodes, one leaf of 32).
+  const HardwareConfig hw = cluster_hardware(load_cluster("dgx-h100-superpod"));
+  TrainingShape shape;
+  shape.tp = 2;
+  shape.dp = 16;
+  EXPECT_EQ(shape.stage_stride(), 32);
+  EXPECT_EQ(shape.replica_stride(), 2);
+  EXPECT_DOUBLE_EQ(planner::pipeline_topology(hw, shape).spec(0, 1).bandwidth_bytes_per_s, hw.network.bandwidth);
+  shape.pipeline_first_ranks = 4;
+  EXPECT_EQ(shape.stage_stride(), 2);
+  EXPECT_EQ(shape.replica_stride(), 8);
+  const sim::Topology topology = planner::pipeline_topology(hw, shape);
+  for (int k = 0; k + 1 < 4; ++k) EXPECT_DOUBLE_EQ(topology.spec(k, k + 1).bandwidth_bytes_per_s, hw.node_link.bandwidth);
+  const LinkSpec replicas = link_for_group(hw, shape.weight_replicas(), shape.replica_stride());
+  EXPECT_DOUBLE_EQ(replicas.bandwidth, hw.network.bandwidth);
+  EXPECT_DOUBLE_EQ(replicas.latency_s, 1e-6);  // the leaf's
+  // The placement agrees: its tp-pp-dp order puts each pipeline in one node.
+  const planner::Placement placement =
+      planner::place_job(load_cluster("dgx-h100-superpod"), {2, 1, 4, 16}, planner::megatron_rank_order(true), false);
+  for (const planner::AxisPlacement& axis : placement.axes) {
+    if (axis.axis == planner::GroupAxis::kPp) {
+      EXPECT_EQ(axis.widest.name, "NVLink");
+    } else if (axis.axis == planner::GroupAxis::kDp) {
+      EXPECT_EQ(axis.widest.name, "leaf");
+    }
+  }
+}
+
 // The placement counts each group's tier by walking its members; the time
 // model's closed form over aligned blocks must agree for every axis of
 // every layout that fits (Megatron's order, tp-cp-dp-pp).

@@ -34,7 +34,7 @@ TEST(FirstHour, PlanErrorsInsideTheSearchAreOneLineWithAnyThreadCount) {
                           "/profiles/llama3-8b-cpu-epyc.yaml",
                       "the profile measured 'llama3-8b'");
   expect_plan_refused(base + " --tp 3", "--tp 3 must divide llama3-70b's 64 attention heads and 8 key-value heads");
-  expect_plan_refused(base + " --tp 16", "--tp 16: tensor-parallel groups of 16 GPUs do not each lie in one NVLink domain of 8 GPUs on h100-sxm");
+  expect_plan_refused(base + " --tp 16", "--tp 16: tensor-parallel groups of 16 GPUs do not each lie in one node or NVLink domain of 8 GPUs on h100-sxm");
   expect_plan_refused(base + " --pp 7", "--pp 7 does not divide --gpus 64");
   expect_plan_refused(base + " --pp 81", "--pp 81 exceeds llama3-70b's 80 transformer layers");
   expect_plan_refused(base + " --micro-batch-size 3", "--micro-batch-size 3 divides no batch per replica");
@@ -250,7 +250,7 @@ TEST(FirstHour, SimulateUsesOnlyTheGpusAndMeasurementsItHas) {
   expect_refused("simulate --model llama3-8b --hardware " + cluster + " --tp 8 --pp 4 --seq 2048",
                  "t x c x p x d = 32 GPUs exceeds two-nodes's 16 GPUs (2 nodes of 8)");
   expect_refused("simulate --model gpt3-175b --hardware h100-sxm --tp 16 --pp 8 --seq 2048",
-                 "--tp 16: tensor-parallel groups of 16 GPUs do not each lie in one NVLink domain of 8 GPUs on h100-sxm");
+                 "--tp 16: tensor-parallel groups of 16 GPUs do not each lie in one node or NVLink domain of 8 GPUs on h100-sxm");
   // Measured passes are the profile's machine's and precision's.
   const std::string profile = kConfigs + "/profiles/gpt2-small-cpu-epyc.yaml";
   expect_refused("simulate --model gpt2-small --hardware cpu --pp 2 --seq 128 --profile " + profile +

@@ -82,14 +82,19 @@ TEST(Placement, AnOversubscribedSpineDividesTheNicRate) {
 }
 
 TEST(Placement, BadRequestsGetOneLine) {
-  EXPECT_THROW(parse_rank_order("tp-dp-pp"), InputError);
+  EXPECT_THROW(parse_rank_order("tp-xp-dp-pp"), InputError);
   EXPECT_THROW(parse_rank_order("tp-tp-dp-pp"), InputError);
-  EXPECT_THROW(parse_rank_order("tp-cp-dp-pp-ep"), InputError);
+  EXPECT_THROW(parse_rank_order("tp-ep-ep-dp-pp"), InputError);
+  // Megatron's spellings: ep places nothing of its own, axes of size 1 may go unnamed (slowest).
+  EXPECT_EQ(rank_order_name(parse_rank_order("tp-cp-ep-dp-pp")), "tp-cp-dp-pp");
+  EXPECT_EQ(rank_order_name(parse_rank_order("tp-pp-dp")), "tp-pp-dp-cp");
+  testing::expect_refused("hardware place dgx-h100-superpod --tp 8 --cp 2 --pp 2 --order tp-pp-dp",
+                          "--order tp-pp-dp-cp leaves out cp, and --cp is 2");
   EXPECT_EQ(rank_order_name(parse_rank_order("pp-dp-cp-tp")), "pp-dp-cp-tp");
   testing::expect_refused("hardware place mixed-h100-a100 --tp 8 --pp 16", "64");
   testing::expect_refused("hardware place gb200-nvl72 --tp 128", "GPUs");
   testing::expect_refused("hardware place dgx-h100-superpod --tp 16", "--allow-cross-node-tp");
-  testing::expect_refused("hardware place dgx-h100-superpod --order tp-pp", "--order");
+  testing::expect_refused("hardware place dgx-h100-superpod --order tp-pp --dp 2", "--order");
   const testing::CommandResult shown = testing::run("hardware place mixed-h100-a100 --tp 8 --pp 4 --dp 2");
   ASSERT_EQ(shown.code, 0) << shown.err;
   EXPECT_NE(shown.out.find("spine (2:1)"), std::string::npos) << shown.out;

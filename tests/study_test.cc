@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
 #include <sstream>
 
 #include "commands/in_process.h"
@@ -154,6 +155,28 @@ TEST(Study, ClusterStudySweepsTheSpinesOversubscription) {
   const std::string derived = slurp(ran.dir + "/configs/point-2-hardware.yaml");
   EXPECT_NE(derived.find("oversubscription: 4"), std::string::npos) << derived;
   expect_outputs(ran, {});
+}
+
+TEST(Study, PointsThatFailBesidePointsThatRunAreReportedNotFatal) {
+  // 4 GPUs per node leave 64 GPUs, fewer than the 128 the layout takes.
+  const std::string file = testing::temp_path("study_partial.yaml");
+  std::string text = slurp(kStudies + "spine_oversubscription.yaml");
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"[1, 2, 4]", "[8, 4]"},
+                                 {"network.spine.oversubscription", "node_groups.l40s.gpus_per_node"}}) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  std::ofstream(file) << text;
+  const StudyFile study = read_study(file);
+  const std::string dir = testing::temp_path("study_partial");
+  std::filesystem::create_directories(dir);
+  const std::vector<PointOutcome> outcomes = run_study(study, {dir, 1, false, {}});
+  ASSERT_EQ(outcomes.size(), 2u);
+  EXPECT_TRUE(outcomes[0].error.empty()) << outcomes[0].error;
+  EXPECT_NE(outcomes[1].error.find("exceeds"), std::string::npos) << outcomes[1].error;
+  write_study_outputs(study, outcomes, dir);
+  EXPECT_NE(slurp(dir + "/results.csv").find("exceeds"), std::string::npos);
 }
 
 TEST(Study, ASweptClusterFieldNamesATierOrGroupThatExists) {
