@@ -201,8 +201,9 @@ nlohmann::ordered_json cluster_json(const models::ClusterConfig& cluster) {
 std::string placement_text(const models::ClusterConfig& cluster, const PlaceOptions& options,
                            const planner::Placement& placement) {
   const planner::JobLayout& l = options.layout;
-  return fmt::format("t={} c={} p={} d={} on {} ({} of its {} GPUs), ranks in order {} (the first varies fastest)\n{}",
-                     l.tp, l.cp, l.pp, l.dp, cluster.name, l.gpus(), cluster.gpus(), options.order,
+  const std::string experts = l.ep > 1 ? fmt::format(" ep={} etp={}", l.ep, l.expert_tp()) : "";
+  return fmt::format("t={} c={} p={} d={}{} on {} ({} of its {} GPUs), ranks in order {} (the first varies fastest)\n{}",
+                     l.tp, l.cp, l.pp, l.dp, experts, cluster.name, l.gpus(), cluster.gpus(), options.order,
                      planner::placement_text(cluster, placement));
 }
 
@@ -210,7 +211,8 @@ nlohmann::ordered_json placement_json(const models::ClusterConfig& cluster, cons
                                       const planner::Placement& placement) {
   nlohmann::ordered_json json = {{"cluster", cluster.name},   {"order", options.order},
                                  {"tp", options.layout.tp},   {"cp", options.layout.cp},
-                                 {"pp", options.layout.pp},   {"dp", options.layout.dp}};
+                                 {"pp", options.layout.pp},   {"dp", options.layout.dp},
+                                 {"ep", options.layout.ep},   {"etp", options.layout.expert_tp()}};
   json.update(planner::placement_json(placement));
   return json;
 }
@@ -257,6 +259,10 @@ void register_hardware_command(CLI::App& app) {
   placing->add_option("--cp", place->layout.cp, "Context-parallel size")->capture_default_str();
   placing->add_option("--pp", place->layout.pp, "Pipeline-parallel size")->capture_default_str();
   placing->add_option("--dp", place->layout.dp, "Data-parallel size")->capture_default_str();
+  placing->add_option("--ep", place->layout.ep,
+                      "Expert-parallel size: ep ranks etp apart within each stage's t x c x d (Megatron's folding)")
+      ->capture_default_str();
+  placing->add_option("--etp", place->layout.etp, "Expert tensor-parallel size [default: as --tp]");
   placing->add_option("--order", place->order,
                       "Rank order, the fastest-varying axis first (Megatron's RankGenerator order)")
       ->capture_default_str();

@@ -267,7 +267,7 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
   report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
   // The search kept tensor parallelism in its NVLink domain unless allowed out.
   report.placement =
-      planner::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp},
+      planner::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
                          planner::megatron_rank_order(best.pipeline_first), true);
   if (options.out) {
     planner::take_figures(report.best, file.plan);

@@ -18,6 +18,7 @@ int size_of(const JobLayout& layout, GroupAxis axis) {
     case GroupAxis::kCp: return layout.cp;
     case GroupAxis::kDp: return layout.dp;
     case GroupAxis::kPp: return layout.pp;
+    case GroupAxis::kEp: return layout.ep;
   }
   return 1;
 }
@@ -88,6 +89,31 @@ GroupTier tier_of(const models::ClusterConfig& cluster, const std::vector<GpuSit
   throw std::logic_error("a cluster's last tier holds every node");
 }
 
+// Megatron's expert groups (parallel folding): each stage's t x c x d ranks,
+// consecutive with pp slowest, renumbered etp-ep-edp; a group is ep ranks
+// etp apart within its stage.
+std::vector<std::vector<int>> expert_groups(const JobLayout& layout, const RankOrder& order, int gpus) {
+  const int etp = layout.expert_tp();
+  const int stage = layout.tp * layout.cp * layout.dp;
+  if (order.fastest_first.back() != GroupAxis::kPp) {
+    throw InputError(fmt::format("--ep {}: experts fold into each stage's t x c x d ranks, which order {} does not "
+                                 "keep together; put pp last",
+                                 layout.ep, rank_order_name(order)));
+  }
+  if (stage % (etp * layout.ep) != 0) {
+    throw InputError(fmt::format("--ep {} x --etp {} must divide t x c x d = {} (Megatron folds the experts into them)",
+                                 layout.ep, etp, stage));
+  }
+  std::vector<std::vector<int>> groups;
+  for (int rank = 0; rank < gpus; ++rank) {
+    if (rank % stage / etp % layout.ep != 0) continue;  // each group from its first member
+    std::vector<int> members;
+    for (int k = 0; k < layout.ep; ++k) members.push_back(rank + k * etp);
+    groups.push_back(std::move(members));
+  }
+  return groups;
+}
+
 }  // namespace
 
 std::string_view axis_name(GroupAxis axis) {
@@ -96,6 +122,7 @@ std::string_view axis_name(GroupAxis axis) {
     case GroupAxis::kCp: return "cp";
     case GroupAxis::kDp: return "dp";
     case GroupAxis::kPp: return "pp";
+    case GroupAxis::kEp: return "ep";
   }
   return "?";
 }
@@ -162,6 +189,12 @@ Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layou
       throw InputError(fmt::format("--{} must be >= 1 (got {})", axis_name(axis), size_of(layout, axis)));
     }
   }
+  if (layout.ep < 1 || layout.etp < 0) {
+    throw InputError(fmt::format("--ep must be >= 1 and --etp >= 1 (got {} and {})", layout.ep, layout.etp));
+  }
+  if (layout.etp > 0 && layout.ep == 1) {
+    throw InputError("--etp sizes the experts' tensor parallelism: it applies with --ep > 1");
+  }
   const long long gpus = static_cast<long long>(layout.tp) * layout.cp * layout.pp * layout.dp;
   if (gpus > cluster.gpus()) {
     throw InputError(fmt::format("t x c x p x d = {} GPUs, and {} has {}: lower a size", gpus, cluster.name,
@@ -186,20 +219,10 @@ Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layou
   Placement placement;
   for (const GpuSite& site : sites) placement.node_of_rank.push_back(site.node);
   std::vector<std::vector<char>> crosses(static_cast<std::size_t>(gpus));  // per rank, per axis crossing nodes
-  for (GroupAxis axis : kAxes) {
-    const int size = size_of(layout, axis);
-    if (size == 1) continue;
-    AxisPlacement entry{axis, axis == GroupAxis::kPp ? 2 : size, 0, {}, 0};
-    for (int rank = 0; rank < gpus; ++rank) {
-      const int at = coordinate(rank, axis);
-      // Each group once, from its first member (pp: each stage boundary).
-      if (axis == GroupAxis::kPp ? at + 1 >= size : at != 0) continue;
-      std::vector<int> members;
-      if (axis == GroupAxis::kPp) {
-        members = {rank, rank + stride[axis]};
-      } else {
-        for (int k = 0; k < size; ++k) members.push_back(rank + k * stride[axis]);
-      }
+  // One axis's entry from its groups' members: the widest tier any crosses.
+  const auto add_axis = [&](GroupAxis axis, int size, const std::vector<std::vector<int>>& groups) {
+    AxisPlacement entry{axis, size, 0, {}, 0};
+    for (const std::vector<int>& members : groups) {
       const GroupTier tier = tier_of(cluster, sites, members);
       if (entry.groups == 0 || tier.level > entry.widest.level) {
         entry.widest = tier;
@@ -213,6 +236,26 @@ Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layou
         for (int member : members) crosses[static_cast<std::size_t>(member)].push_back(static_cast<char>(axis));
       }
     }
+    placement.axes.push_back(entry);
+    return entry;
+  };
+  for (GroupAxis axis : kAxes) {
+    const int size = size_of(layout, axis);
+    if (size == 1) continue;
+    std::vector<std::vector<int>> groups;
+    for (int rank = 0; rank < gpus; ++rank) {
+      const int at = coordinate(rank, axis);
+      // Each group once, from its first member (pp: each stage boundary).
+      if (axis == GroupAxis::kPp ? at + 1 >= size : at != 0) continue;
+      std::vector<int> members;
+      if (axis == GroupAxis::kPp) {
+        members = {rank, rank + stride[axis]};
+      } else {
+        for (int k = 0; k < size; ++k) members.push_back(rank + k * stride[axis]);
+      }
+      groups.push_back(std::move(members));
+    }
+    const AxisPlacement entry = add_axis(axis, axis == GroupAxis::kPp ? 2 : size, groups);
     if (axis == GroupAxis::kTp && entry.widest.level > 1 && !allow_cross_node_tp) {
       int local = 0;
       for (const models::NodeGroup& group : cluster.groups) {
@@ -227,8 +270,8 @@ Placement place_job(const models::ClusterConfig& cluster, const JobLayout& layou
                                    "--tp dividing {}, or add --allow-cross-node-tp",
                                    layout.tp, entry.widest.name, cluster.name, why, local));
     }
-    placement.axes.push_back(entry);
   }
+  if (layout.ep > 1) add_axis(GroupAxis::kEp, layout.ep, expert_groups(layout, order, static_cast<int>(gpus)));
   for (const std::vector<char>& axes : crosses) {
     std::vector<char> distinct = axes;
     std::sort(distinct.begin(), distinct.end());

@@ -15,7 +15,9 @@
 
 namespace pipeplan::planner {
 
-enum class GroupAxis { kTp, kCp, kDp, kPp };
+// kEp: a mixture of experts' expert-parallel groups, folded into each
+// stage's t x c x d ranks (no place of its own in a rank order).
+enum class GroupAxis { kTp, kCp, kDp, kPp, kEp };
 std::string_view axis_name(GroupAxis axis);  // "tp"
 
 struct RankOrder {
@@ -42,7 +44,9 @@ RankOrder megatron_rank_order(bool pipeline_first);
 
 struct JobLayout {
   int tp = 1, cp = 1, pp = 1, dp = 1;
+  int ep = 1, etp = 0;  // expert parallelism (etp 0: as tp)
   int gpus() const { return tp * cp * pp * dp; }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
 };
 
 // The narrowest part of the cluster that holds a whole group, and what
@@ -67,7 +71,7 @@ struct AxisPlacement {
 
 struct Placement {
   std::vector<int> node_of_rank;                 // the cluster's node index
-  std::vector<AxisPlacement> axes;               // tp, cp, dp, pp; axes of size 1 left out
+  std::vector<AxisPlacement> axes;               // tp, cp, dp, pp, ep; axes of size 1 left out
   std::vector<std::array<int, 2>> stage_nodes;   // per pipeline stage: its first and last node
   // Axes whose groups cross nodes that each GPU belongs to, at most: the
   // flows sharing one GPU's NIC.

@@ -146,7 +146,7 @@ TEST(Fabric, MegatronsPipelineFirstOrderMovesStagesOntoNvlinkAndReplicasApart) {
   EXPECT_DOUBLE_EQ(replicas.latency_s, 1e-6);  // the leaf's
   // The placement agrees: its tp-pp-dp order puts each pipeline in one node.
   const planner::Placement placement =
-      planner::place_job(load_cluster("dgx-h100-superpod"), {2, 1, 4, 16}, planner::megatron_rank_order(true), false);
+      planner::place_job(load_cluster("dgx-h100-superpod"), {2, 1, 4, 16, 1, 0}, planner::megatron_rank_order(true), false);
   for (const planner::AxisPlacement& axis : placement.axes) {
     if (axis.axis == planner::GroupAxis::kPp) {
       EXPECT_EQ(axis.widest.name, "NVLink");
@@ -169,7 +169,7 @@ void expect_tiers_agree(const std::string& name) {
         for (int p : {1, 2, 4, 8}) {
           if (static_cast<long long>(t) * c * d * p > cluster.gpus() || !on_node_link(hw, t)) continue;
           SCOPED_TRACE(fmt::format("{} t{} c{} d{} p{}", name, t, c, d, p));
-          const planner::Placement placement = planner::place_job(cluster, {t, c, p, d}, {}, false);
+          const planner::Placement placement = planner::place_job(cluster, {t, c, p, d, 1, 0}, {}, false);
           for (const planner::AxisPlacement& axis : placement.axes) {
             LinkSpec link;
             if (axis.axis == planner::GroupAxis::kPp) {
@@ -206,6 +206,24 @@ void expect_tiers_agree(const std::string& name) {
       }
     }
   }
+}
+
+TEST(Fabric, ExpertGroupsTierMatchesTheAllToAllsLink) {
+  // t=8 d=8 on a SuperPOD, experts folded etp=1: ep of 8 stays in a node,
+  // ep of 32 spans 4 nodes of one leaf, as the all-to-all's link says.
+  const ClusterConfig cluster = load_cluster("dgx-h100-superpod");
+  const HardwareConfig hw = cluster_hardware(cluster);
+  for (int ep : {8, 32, 64}) {
+    SCOPED_TRACE(ep);
+    const planner::Placement placement = planner::place_job(cluster, {8, 1, 2, 8, ep, 1}, {}, false);
+    const planner::AxisPlacement& experts = placement.axes.back();
+    ASSERT_EQ(experts.axis, planner::GroupAxis::kEp);
+    EXPECT_EQ(experts.groups, 2 * 64 / ep);  // per stage: 64 ranks in groups of ep
+    const LinkSpec link = link_for_group(hw, ep, 1);
+    EXPECT_DOUBLE_EQ(experts.widest.bandwidth, link.bandwidth);
+    EXPECT_DOUBLE_EQ(experts.widest.latency_s, link.latency_s);
+  }
+  EXPECT_THROW(planner::place_job(cluster, {8, 1, 2, 8, 3, 1}, {}, false), InputError);  // 3 does not divide 64
 }
 
 TEST(Fabric, TimeModelTiersMatchThePlacementOnEveryBuiltInClusterOfOneKind) {

@@ -323,6 +323,8 @@ TEST(OptionWalk, ModelAndHardware) {
          {"cp", "--cp 2"},
          {"pp", "--pp 2"},
          {"dp", "--dp 1"},
+         {"ep", "--ep 2"},
+         {"etp", "--etp 1"},
          {"order", "--order pp-tp-cp-dp --allow-cross-node-tp"},
          {"allow-cross-node-tp", "--allow-cross-node-tp --tp 16 --pp 2"},
          {"json", "--json"}}},
