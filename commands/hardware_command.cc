@@ -29,9 +29,6 @@ struct PlaceOptions {
   bool json = false;
 };
 
-std::string rate(double bytes_per_s) { return format_rate(bytes_per_s); }
-// Microseconds, the scale of launches and link latencies.
-std::string micros(double seconds) { return format_micros(seconds); }
 std::string curve(const models::EfficiencyCurve& c, const char* of, const std::string& half) {
   return fmt::format("{:.3g} of {} at most, half of that at {}", c.max_fraction, of, half);
 }
@@ -42,13 +39,13 @@ std::string gemms(const models::GpuSpec& gpu) {
                          tile.share < 1 ? fmt::format(" at {:.3g}", tile.share) : "");
   }
   return fmt::format("{:.3g} of peak in full waves, {} per kernel; {}", gpu.matmul.max_fraction,
-                     micros(gpu.matmul.kernel_overhead_s),
+                     format_micros(gpu.matmul.kernel_overhead_s),
                      gpu.sms > 0 && !tiles.empty() ? fmt::format("tiles {} in waves of {} SMs", tiles, gpu.sms)
                                                    : std::string("no wave quantization (no SMs or tiles given)"));
 }
 std::string link(const models::LinkSpec& spec) {
-  return fmt::format("{} per GPU per direction (collectives at {} bus bandwidth), latency {}", rate(spec.bandwidth),
-                     rate(spec.collective_bandwidth()), micros(spec.latency_s));
+  return fmt::format("{} per GPU per direction (collectives at {} bus bandwidth), latency {}", format_rate(spec.bandwidth),
+                     format_rate(spec.collective_bandwidth()), format_micros(spec.latency_s));
 }
 
 nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
@@ -98,7 +95,7 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   text += fmt::format("  peak           {:.4g} TFLOP/s bf16, {:.4g} fp32, {:.4g} fp8\n", gpu.peak_flops_bf16 / 1e12,
                       gpu.peak_flops_fp32 / 1e12, gpu.peak_flops_fp8 / 1e12);
   text += fmt::format("  memory         {} ({} usable), {} HBM\n", format_bytes(gpu.memory_bytes),
-                      format_bytes(gpu.usable_memory_bytes()), rate(gpu.memory_bandwidth));
+                      format_bytes(gpu.usable_memory_bytes()), format_rate(gpu.memory_bandwidth));
   text += fmt::format("  GEMMs          {}\n", gemms(gpu));
   text += fmt::format("  attention      {}\n",
                       curve(gpu.attention, "peak", fmt::format("{:.3g} GFLOP per call", gpu.attention.half_size / 1e9)));
@@ -107,7 +104,7 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   text += fmt::format("  network        {}\n", link(hw.network));
   text += fmt::format("  host link      {}\n",
                       hw.host_link.bandwidth > 0 ? fmt::format("{} per GPU per direction, latency {} (offload copies)",
-                                                               rate(hw.host_link.bandwidth), micros(hw.host_link.latency_s))
+                                                               format_rate(hw.host_link.bandwidth), format_micros(hw.host_link.latency_s))
                                                  : "none described");
   text += fmt::format(
       "  runtime        {} per layer and {} per model chunk, each forward or backward pass, outside "
@@ -159,7 +156,7 @@ std::string cluster_text(const models::ClusterConfig& cluster) {
                                                         : fmt::format("NVLink domains of {} GPUs", group.nvlink_domain);
     text += fmt::format("    {:<8} {:<13} {} x {} {}, {}, NIC {} per GPU\n", group.name,
                         planner::node_range(first, first + group.nodes - 1), group.nodes, group.gpus_per_node,
-                        group.hardware.name, domain, rate(group.nic_bandwidth));
+                        group.hardware.name, domain, format_rate(group.nic_bandwidth));
     first += group.nodes;
   }
   if (cluster.tiers.empty()) return text;
@@ -167,7 +164,7 @@ std::string cluster_text(const models::ClusterConfig& cluster) {
   for (const models::NetworkTier& tier : cluster.tiers) {
     text += fmt::format("    {:<8} {}, latency {}, {}\n", tier.name,
                         tier.nodes > 0 ? fmt::format("{} nodes per switch", tier.nodes) : std::string("every node"),
-                        micros(tier.latency_s),
+                        format_micros(tier.latency_s),
                         tier.oversubscription > 1 ? fmt::format("{:.3g}:1 oversubscribed", tier.oversubscription)
                                                   : std::string("non-blocking"));
   }

@@ -9,7 +9,7 @@
 #include "commands/option_use.h"
 #include "common/error.h"
 #include "models/cluster.h"
-#include "models/layers.h"
+#include "models/model_config.h"
 #include "models/time_model.h"
 #include "models/expert_parallel.h"
 #include "planner/placement.h"
@@ -58,10 +58,12 @@ int virtual_stages_of(const std::string& schedule, int given) {
 void check_gpus_available(const planner::PipelineSetup& setup, const models::ModelConfig& model,
                           const models::HardwareConfig& hardware, bool allow_cross_node_tp, bool tp_checked) {
   const models::TrainingShape& shape = setup.shape;
-  // A size too large for a domain is said first; one that straddles domains after the heads it must divide.
-  if (!tp_checked && shape.tp > hardware.local_gpus()) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
+  // A size too large for any domain is said before the heads it must
+  // divide; one that only straddles domains after them.
+  const bool too_large = shape.tp > hardware.local_gpus();
+  if (!tp_checked && too_large) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
   models::check_tensor_parallel(model, shape.tp);
-  if (!tp_checked) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
+  if (!tp_checked && !too_large) models::check_tp_domain(hardware, shape.tp, "--tp", allow_cross_node_tp);
   const long long gpus = static_cast<long long>(shape.tp) * shape.cp * setup.pp * shape.dp;
   const long long available = static_cast<long long>(hardware.nodes) * hardware.gpus_per_node;
   if (hardware.nodes > 0 && gpus > available) {

@@ -433,20 +433,4 @@ double hardware_flops_per_microbatch(const ModelLayers& layers, const TrainingSh
   return flops_per_microbatch(layers, shape, true);
 }
 
-void check_tensor_parallel(const ModelConfig& model, int tp) {
-  // The sizes that divide both head counts (MLA shares no key-value heads).
-  auto divides_heads = [&](int t) { return model.heads % t == 0 && (model.mla.enabled() || model.kv_heads % t == 0); };
-  if (divides_heads(tp)) return;
-  std::vector<int> valid;
-  for (int t = 1; t <= model.heads; ++t) {
-    if (divides_heads(t)) valid.push_back(t);
-  }
-  throw InputError(model.mla.enabled()
-                       ? fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; use one of {}",
-                                     tp, model.heads, model.name, fmt::join(valid, ", "))
-                       : fmt::format("tensor-parallel size {} must divide the {} attention heads and {} key/value "
-                                     "heads of '{}'; use one of {}",
-                                     tp, model.heads, model.kv_heads, model.name, fmt::join(valid, ", ")));
-}
-
 }  // namespace pipeplan::models

@@ -179,9 +179,6 @@ struct LayerKinds {
 // Throws InputError for shapes that cannot run: heads not dividing hidden,
 // t not dividing heads or kv heads, non-positive sizes.
 LayerKinds expand_layer_kinds(const ModelConfig& model, const TrainingShape& shape);
-// Throws InputError unless `tp` divides the model's attention and key-value
-// heads (listing the sizes that do).
-void check_tensor_parallel(const ModelConfig& model, int tp);
 // The same layers, one LayerCost per position, each named.
 ModelLayers expand_layers(const ModelConfig& model, const TrainingShape& shape);
 

@@ -1,6 +1,7 @@
 #include "models/model_config.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -313,6 +314,22 @@ std::vector<std::string> zoo_model_names() {
   std::vector<std::string> names;
   for (const auto& entry : zoo_index()) names.push_back(entry.first);
   return names;
+}
+
+void check_tensor_parallel(const ModelConfig& model, int tp) {
+  // The sizes that divide both head counts (MLA shares no key-value heads).
+  auto divides_heads = [&](int t) { return model.heads % t == 0 && (model.mla.enabled() || model.kv_heads % t == 0); };
+  if (divides_heads(tp)) return;
+  std::vector<int> valid;
+  for (int t = 1; t <= model.heads; ++t) {
+    if (divides_heads(t)) valid.push_back(t);
+  }
+  throw InputError(model.mla.enabled()
+                       ? fmt::format("tensor-parallel size {} must divide the {} attention heads of '{}'; use one of {}",
+                                     tp, model.heads, model.name, fmt::join(valid, ", "))
+                       : fmt::format("tensor-parallel size {} must divide the {} attention heads and {} key/value "
+                                     "heads of '{}'; use one of {}",
+                                     tp, model.heads, model.kv_heads, model.name, fmt::join(valid, ", ")));
 }
 
 }  // namespace pipeplan::models

@@ -78,5 +78,8 @@ std::vector<std::string> zoo_model_names();
 // `allow_long_context` with a sequence within the context is refused too
 // (it would change nothing).
 void check_sequence_length(const ModelConfig& model, int seq_len, bool allow_long_context);
+// Throws InputError unless `tp` divides the model's attention and key-value
+// heads (listing the sizes that do).
+void check_tensor_parallel(const ModelConfig& model, int tp);
 
 }  // namespace pipeplan::models

@@ -321,6 +321,11 @@ bool blocks_fit(long long span, long long domain, long long total) {
   return true;
 }
 
+// The GPUs the hardware counts (0: as many as asked for).
+long long counted_gpus(const HardwareConfig& hardware) {
+  return hardware.nodes > 0 ? static_cast<long long>(hardware.nodes) * hardware.gpus_per_node : 0;
+}
+
 }  // namespace
 
 LinkSpec network_tier_link(const HardwareConfig& hardware, std::size_t tier) {
@@ -336,7 +341,7 @@ LinkSpec network_tier_link(const HardwareConfig& hardware, std::size_t tier) {
 }
 
 std::size_t holding_tier(const HardwareConfig& hardware, long long span) {
-  const long long total = hardware.nodes > 0 ? static_cast<long long>(hardware.nodes) * hardware.gpus_per_node : 0;
+  const long long total = counted_gpus(hardware);
   for (std::size_t i = 0; i < hardware.network_tiers.size(); ++i) {
     const int nodes = hardware.network_tiers[i].nodes;
     if (nodes == 0 || blocks_fit(span, static_cast<long long>(nodes) * hardware.gpus_per_node, total)) return i;
@@ -345,8 +350,7 @@ std::size_t holding_tier(const HardwareConfig& hardware, long long span) {
 }
 
 bool on_node_link(const HardwareConfig& hardware, long long span) {
-  const long long total = hardware.nodes > 0 ? static_cast<long long>(hardware.nodes) * hardware.gpus_per_node : 0;
-  return blocks_fit(span, hardware.local_gpus(), total);
+  return blocks_fit(span, hardware.local_gpus(), counted_gpus(hardware));
 }
 
 void check_tp_domain(const HardwareConfig& hardware, int tp, std::string_view option, bool allowed) {
