@@ -5,8 +5,10 @@
 // both).
 #include <benchmark/benchmark.h>
 
+#include "models/cluster.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
+#include "planner/mixed_search.h"
 #include "planner/plan_search.h"
 
 namespace pipeplan::planner {
@@ -54,6 +56,30 @@ BENCHMARK_CAPTURE(BM_PlanSearch, llama3_1_405b_16384gpus_batch2048, "llama3.1-40
     ->Apply(pruned_only);
 // The expert axis: DeepSeek-V3 on 2,048 GPUs searches ep and etp with the rest.
 BENCHMARK_CAPTURE(BM_PlanSearch, deepseek_v3_2048gpus_batch8192, "deepseek-v3", 2048, 8192, 4096)->Apply(pruned_only);
+
+// A cluster of two GPU kinds (each kind alone, and stages over both)
+// against the homogeneous search on as many GPUs of one kind.
+void BM_MixedPlanSearch(benchmark::State& state, const char* model, int global_batch, int seq) {
+  const models::ClusterConfig cluster = models::load_cluster("mixed-h100-a100");
+  PlanRequest r = request(model, cluster.gpus(), global_batch, seq);
+  std::size_t replayed = 0, pruned = 0;
+  for (auto _ : state) {
+    const MixedSearchResult result = search_mixed_plans(r, cluster, 5);
+    replayed += result.evaluated;
+    pruned += result.pruned;
+    benchmark::DoNotOptimize(result.ranked.data());
+  }
+  const auto iterations = static_cast<double>(state.iterations());
+  state.counters["replayed_over_kinds"] = static_cast<double>(replayed) / iterations;
+  state.counters["pruned_over_kinds"] = static_cast<double>(pruned) / iterations;
+}
+
+BENCHMARK_CAPTURE(BM_MixedPlanSearch, llama3_8b_64gpus_batch256, "llama3-8b", 256, 4096)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_MixedPlanSearch, llama3_70b_64gpus_batch256, "llama3-70b", 256, 4096)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PlanSearch, llama3_8b_64gpus_batch256, "llama3-8b", 64, 256, 4096)->Apply(pruned_only);
+BENCHMARK_CAPTURE(BM_PlanSearch, llama3_70b_64gpus_batch256, "llama3-70b", 64, 256, 4096)->Apply(pruned_only);
 
 }  // namespace
 }  // namespace pipeplan::planner

@@ -12,6 +12,8 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "models/cluster.h"
+#include "planner/mixed_report.h"
+#include "planner/mixed_search.h"
 #include "planner/placement.h"
 #include "planner/plan_file.h"
 #include "planner/plan_replay.h"
@@ -106,10 +108,12 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
   }
 }
 
-planner::PlanRequest make_request(const PlanOptions& options) {
+// `hardware`: what the plan runs on (for a cluster of several kinds, the
+// kind with the least memory, which a cap must not exceed).
+planner::PlanRequest make_request(const PlanOptions& options, models::HardwareConfig hardware) {
   planner::PlanRequest request;
   request.model = models::load_model(options.model);
-  request.hardware = models::load_platform(options.hardware);
+  request.hardware = std::move(hardware);
   request.gpus = options.gpus;
   request.global_batch = options.global_batch;
   if (options.seq < 0) throw InputError("--seq must be >= 1");
@@ -244,9 +248,11 @@ std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanO
                                infeasible_advice(lowest, options)));
 }
 
-CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
-  check_option_use(options, command);
-  const planner::PlanRequest request = make_request(options);
+// The full report of a homogeneous search's best plan: replayed, beside
+// Megatron's even split, placed on the hardware's nodes; written to --out
+// (naming the hardware as `hardware` spells it).
+planner::PlanReport plan_report(const PlanOptions& options, const planner::PlanRequest& request,
+                                planner::PlanSearchResult search, const std::string& hardware) {
   planner::PlanReport report;
   report.model = request.model.name;
   report.model_config = request.model;
@@ -254,11 +260,10 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
   report.gpus = request.gpus;
   report.global_batch = request.global_batch;
   report.seq_len = request.seq_len;
-  report.search = planner::search_plans(request, std::max<std::size_t>(1, options.top));
-  if (report.search.ranked.empty()) report_infeasible(report.search, options);
+  report.search = std::move(search);
   report.best_plan = report.search.ranked.front();
-  planner::PlanFile file{options.model,  options.hardware, request.global_batch, request.seq_len, report.best_plan,
-                         "",             request.profile_file, static_cast<std::int64_t>(request.memory_cap_bytes)};
+  planner::PlanFile file{options.model,     hardware, request.global_batch, request.seq_len, report.best_plan,
+                         "",                request.profile_file, static_cast<std::int64_t>(request.memory_cap_bytes)};
   report.best = planner::replay_plan(file, request.model, request.hardware, {},
                                      request.profile ? &*request.profile : nullptr,
                                      static_cast<std::int64_t>(request.memory_cap_bytes));
@@ -273,6 +278,61 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
     planner::take_figures(report.best, file.plan);
     write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
   }
+  return report;
+}
+
+// A cluster of several GPU kinds: each kind alone and pipelines over kinds.
+CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterConfig& cluster) {
+  const std::vector<planner::KindPool> pools = planner::kind_pools(cluster);
+  const auto least_memory = std::min_element(pools.begin(), pools.end(), [](const auto& a, const auto& b) {
+    return a.hardware.gpu.memory_bytes < b.hardware.gpu.memory_bytes;
+  });
+  const planner::PlanRequest request = make_request(options, least_memory->hardware);
+  planner::MixedReport report;
+  report.model = request.model.name;
+  report.cluster = cluster.name;
+  report.gpus = request.gpus;
+  report.global_batch = request.global_batch;
+  report.seq_len = request.seq_len;
+  report.search = planner::search_mixed_plans(request, cluster, std::max<std::size_t>(1, options.top));
+  if (!report.search.found()) {
+    std::string reasons;
+    for (const planner::KindSearch& alone : report.search.alone) {
+      reasons += fmt::format("; {} alone: {}", report.search.pools[alone.pool].kind, alone.refused);
+    }
+    throw InputError(fmt::format("no plan fits on {}: no pipeline over its kinds fits{}", cluster.name, reasons));
+  }
+  if (report.search.best_alone) {
+    const planner::KindSearch& alone = report.search.alone[*report.search.best_alone];
+    planner::PlanRequest kind_request = request;
+    kind_request.hardware = report.search.pools[alone.pool].hardware;
+    kind_request.gpus = report.search.pools[alone.pool].gpus();
+    report.alone_best =
+        plan_report(options, kind_request, *alone.result, options.hardware + ":" + report.search.pools[alone.pool].kind);
+  } else {
+    if (options.out) {
+      throw InputError("--out writes one kind's plan, and the best plan here runs over several kinds (plan files "
+                       "over kinds are not built): drop --out, or plan one kind's nodes as --hardware CLUSTER:KIND");
+    }
+    const planner::MixedPlan& best = report.search.ranked.front();
+    planner::PipelineSetup setup = planner::plan_setup(best.plan, request.seq_len);
+    setup.split = best.plan.split;
+    setup.memory_cap_bytes = static_cast<std::int64_t>(request.memory_cap_bytes);
+    report.mixed_best = planner::simulate_mixed(request.model, report.search.pools, cluster.tiers, best.pipeline, setup);
+  }
+  return {planner::mixed_report_json(report), planner::mixed_report_text(report)};
+}
+
+CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
+  check_option_use(options, command);
+  if (models::is_cluster_description(options.hardware)) {
+    const models::ClusterConfig cluster = models::load_cluster(options.hardware);
+    if (!cluster.homogeneous()) return run_mixed_plan(options, cluster);
+  }
+  const planner::PlanRequest request = make_request(options, models::load_platform(options.hardware));
+  planner::PlanSearchResult search = planner::search_plans(request, std::max<std::size_t>(1, options.top));
+  if (search.ranked.empty()) report_infeasible(search, options);
+  const planner::PlanReport report = plan_report(options, request, std::move(search), options.hardware);
   return {planner::plan_report_json(report), planner::plan_report_text(report)};
 }
 

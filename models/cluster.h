@@ -54,8 +54,12 @@ HardwareConfig cluster_hardware(const ClusterConfig& cluster);
 // `gpus` need where it gives no count), its network one tier unless it has
 // tiers of its own; where a plan's ranks land is then placed as on any cluster.
 ClusterConfig hardware_as_cluster(const HardwareConfig& hardware, int gpus);
-// What --hardware names for a plan or a simulation: a hardware file, or a
-// cluster of one GPU kind (cluster_hardware).
+// One GPU kind's node groups of a cluster, under the cluster's tiers, named
+// CLUSTER:KIND; InputError listing the kinds where it has none of `kind`.
+ClusterConfig cluster_kind(const ClusterConfig& cluster, const std::string& kind);
+// What --hardware names for a plan or a simulation: a hardware file, a
+// cluster of one GPU kind (cluster_hardware), or one kind's nodes of a
+// cluster as CLUSTER:KIND ("mixed-h100-a100:h100-sxm").
 HardwareConfig load_platform(const std::string& name_or_path);
 // Whether the YAML file at `path` (or the built-in of that name) describes
 // a cluster (it has node_groups) rather than one kind of hardware.

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "common/error.h"
 #include "models/cluster.h"
@@ -17,9 +18,9 @@ HardwareConfig cluster_hardware(const ClusterConfig& cluster) {
       for (const NodeGroup& g : cluster.groups) {
         if (std::find(kinds.begin(), kinds.end(), g.hardware.name) == kinds.end()) kinds.push_back(g.hardware.name);
       }
-      throw InputError(fmt::format("cluster {}: node_groups mix GPU kinds ({}), and pipelines over mixed kinds are "
-                                   "not built: give one kind's hardware, or a cluster of one kind",
-                                   cluster.name, fmt::join(kinds, ", ")));
+      throw InputError(fmt::format("cluster {}: node_groups mix GPU kinds ({}): `pipeplan plan` takes the cluster "
+                                   "whole; elsewhere give one kind's nodes as {}:KIND (e.g. {}:{})",
+                                   cluster.name, fmt::join(kinds, ", "), cluster.name, cluster.name, kinds.front()));
     }
     if (group.gpus_per_node != first.gpus_per_node || group.nvlink_domain != first.nvlink_domain ||
         group.nic_bandwidth != first.nic_bandwidth) {
@@ -63,7 +64,30 @@ ClusterConfig hardware_as_cluster(const HardwareConfig& hardware, int gpus) {
   return cluster;
 }
 
+ClusterConfig cluster_kind(const ClusterConfig& cluster, const std::string& kind) {
+  ClusterConfig part{cluster.name + ":" + kind, cluster.source, {}, cluster.tiers};
+  std::vector<std::string> kinds;
+  for (const NodeGroup& group : cluster.groups) {
+    if (group.hardware.name == kind) part.groups.push_back(group);
+    if (std::find(kinds.begin(), kinds.end(), group.hardware.name) == kinds.end()) kinds.push_back(group.hardware.name);
+  }
+  if (part.groups.empty()) {
+    throw InputError(fmt::format("cluster {} has no {} nodes: its kinds are {}", cluster.name, kind,
+                                 fmt::join(kinds, ", ")));
+  }
+  return part;
+}
+
 HardwareConfig load_platform(const std::string& name_or_path) {
+  // CLUSTER:KIND, one kind's nodes of a cluster (a file's path may hold a colon of its own).
+  const std::size_t colon = name_or_path.rfind(':');
+  std::error_code error;
+  if (colon != std::string::npos && !std::filesystem::exists(name_or_path, error)) {
+    const std::string cluster = name_or_path.substr(0, colon);
+    if (is_cluster_description(cluster)) {
+      return cluster_hardware(cluster_kind(load_cluster(cluster), name_or_path.substr(colon + 1)));
+    }
+  }
   if (is_cluster_description(name_or_path)) return cluster_hardware(load_cluster(name_or_path));
   return load_hardware(name_or_path);
 }

@@ -71,6 +71,8 @@ constexpr const char* kWeightsOverCap = "out of memory: the weights and their st
 constexpr const char* kZeroWithoutReplicas =
     "--zero without data or context parallel replicas (d x c = 1), or ZeRO-2/3 with experts folded apart";
 
+}  // namespace
+
 models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
                                   const RecomputeChoice& recompute) {
   models::TrainingShape shape;
@@ -97,6 +99,39 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.apply(request.runtime);
   return shape;
 }
+
+PlanCandidate describe_candidate(const SearchGroup& group, const models::TrainingShape& shape,
+                                 const ScheduleChoice& choice) {
+  PlanCandidate candidate;
+  candidate.tp = group.tp;
+  candidate.cp = group.cp;
+  candidate.pp = group.pp;
+  candidate.dp = group.dp;
+  candidate.ep = group.ep;
+  candidate.etp = group.etp;
+  candidate.pipeline_first = group.pipeline_first;
+  candidate.moe_load_imbalance = shape.moe_load_imbalance;
+  candidate.moe_capacity_factor = shape.moe_capacity_factor;
+  candidate.moe_dispatcher = shape.moe_dispatcher;
+  candidate.micro_batch_size = group.micro_batch_size;
+  candidate.microbatches = group.microbatches;
+  candidate.virtual_stages = choice.virtual_stages;
+  candidate.schedule = choice.name;
+  candidate.activation_limit = choice.activation_limit;
+  candidate.recompute_in_bubbles = choice.recompute_in_bubbles;
+  candidate.recompute = shape.recompute;
+  candidate.recompute_modules = shape.recompute_modules;
+  candidate.sequence_parallel = shape.sequence_parallel;
+  candidate.zero = shape.zero;
+  candidate.runtime = shape.runtime();
+  // The all-to-all overlap applies to the schedules that pair.
+  candidate.runtime.moe_a2a_overlap =
+      candidate.runtime.moe_a2a_overlap &&
+      sim::pairs_forward_backward(sim::find_schedule_family(choice.name).name, choice.virtual_stages);
+  return candidate;
+}
+
+namespace {
 
 TabledLayers tabulate(const PlanRequest& request, const models::TrainingShape& shape) {
   if (!request.profile) {
@@ -127,37 +162,6 @@ const char* stage_count_rejection(const PlanRequest& request, const ScheduleChoi
   return fits_split ? nullptr : "stage count differs from the given split";
 }
 
-PlanCandidate describe(const SearchGroup& group, const LayerContext& layers, const ScheduleChoice& choice,
-                       const ModelSimulation& simulation) {
-  PlanCandidate candidate;
-  candidate.tp = group.tp;
-  candidate.cp = group.cp;
-  candidate.pp = group.pp;
-  candidate.dp = group.dp;
-  candidate.ep = group.ep;
-  candidate.etp = group.etp;
-  candidate.pipeline_first = group.pipeline_first;
-  candidate.moe_load_imbalance = layers.shape.moe_load_imbalance;
-  candidate.moe_capacity_factor = layers.shape.moe_capacity_factor;
-  candidate.moe_dispatcher = layers.shape.moe_dispatcher;
-  candidate.micro_batch_size = group.micro_batch_size;
-  candidate.microbatches = group.microbatches;
-  candidate.virtual_stages = choice.virtual_stages;
-  candidate.schedule = choice.name;
-  candidate.activation_limit = choice.activation_limit;
-  candidate.recompute_in_bubbles = choice.recompute_in_bubbles;
-  candidate.recompute = layers.shape.recompute;
-  candidate.recompute_modules = layers.shape.recompute_modules;
-  candidate.sequence_parallel = layers.shape.sequence_parallel;
-  candidate.zero = layers.shape.zero;
-  candidate.runtime = layers.shape.runtime();
-  // The all-to-all overlap applies to the schedules that pair.
-  candidate.runtime.moe_a2a_overlap =
-      candidate.runtime.moe_a2a_overlap &&
-      sim::pairs_forward_backward(sim::find_schedule_family(choice.name).name, choice.virtual_stages);
-  take_figures(simulation, candidate);
-  return candidate;
-}
 
 }  // namespace
 
@@ -440,7 +444,8 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending, bool& 
   }
   const ModelSimulation simulation =
       simulate_stage_costs(schedule, costs, *pending.split, request_.hardware, setup, layers.model_flops(), options);
-  PlanCandidate candidate = describe(group, layers, context.choice, simulation);
+  PlanCandidate candidate = describe_candidate(group, layers.shape, context.choice);
+  take_figures(simulation, candidate);
   candidate.stage_recompute = std::move(stage_recompute);
   return candidate;
 }

@@ -98,7 +98,8 @@ bool any_split_fits(int layers, int stages, const Fits& fits, bool block_on_ever
 
 // Two exact passes: the smallest slowest-stage time T under the memory cap,
 // then the smallest largest stage memory with every stage within
-// T (1 + time_slack). See memory_aware_partition.
+// T (1 + time_slack). time(stage, i, j) and memory(stage, i, j) may differ
+// by stage (stages on different GPU kinds). See memory_aware_partition.
 template <typename Time, typename Memory>
 std::optional<StageSplit> memory_aware_split(int layers, int stages, const Time& time, const Memory& memory,
                                              double cap, double time_slack) {
@@ -106,16 +107,16 @@ std::optional<StageSplit> memory_aware_split(int layers, int stages, const Time&
   // Most candidates of a search that fit nowhere are told so in O(n).
   if (!any_split_fits(layers, stages, under_cap)) return std::nullopt;
   const std::optional<StageSplit> fastest =
-      min_max_split(layers, stages, [&](int, int i, int j) { return time(i, j); }, under_cap);
+      min_max_split(layers, stages, time, under_cap);
   if (!fastest) return std::nullopt;
   double slowest = 0;
   for (int stage = 0; stage < stages; ++stage) {
-    slowest = std::max(slowest, time(fastest->first_layer(stage), fastest->end_layer(stage)));
+    slowest = std::max(slowest, time(stage, fastest->first_layer(stage), fastest->end_layer(stage)));
   }
   // At least a rounding slack: sums over different runs differ in the last bits.
   const double limit = slowest * (1 + std::max(time_slack, 1e-12));
   const std::optional<StageSplit> leanest = min_max_split(
-      layers, stages, memory, [&](int stage, int i, int j) { return time(i, j) <= limit && under_cap(stage, i, j); });
+      layers, stages, memory, [&](int stage, int i, int j) { return time(stage, i, j) <= limit && under_cap(stage, i, j); });
   return leanest ? leanest : fastest;
 }
 

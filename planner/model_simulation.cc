@@ -112,13 +112,15 @@ void add_pieces(std::vector<SyncPiece>& reduce, std::vector<SyncPiece>& gather, 
 // step's start, one at a time in the order the forward needs them; the step
 // waits for the latest one a forward needs.
 double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedule& schedule,
-                         const ModelStageCosts& costs, const StageSplit& split, const models::HardwareConfig& hardware,
-                         const models::TrainingShape& shape) {
+                         const ModelStageCosts& costs, const StageSplit& split,
+                         const std::vector<RankPlatform>& platforms) {
   double pipeline_end = 0;
   for (const sim::RankReport& rank : report.ranks_detail) pipeline_end = std::max(pipeline_end, rank.last_end_s);
   const auto by_time = [](const SyncPiece& a, const SyncPiece& b) { return a.at_s < b.at_s; };
   double reduce_exposed = 0, gather_exposed = 0, contention = 0;
   for (int rank = 0; rank < schedule.ranks; ++rank) {
+    const models::HardwareConfig& hardware = *platforms[static_cast<std::size_t>(rank)].hardware;
+    const models::TrainingShape& shape = platforms[static_cast<std::size_t>(rank)].shape;
     double rank_contention = 0;
     std::vector<SyncPiece> reduce, gather;
     for (int stage = 0; stage < schedule.stages; ++stage) {
@@ -240,7 +242,15 @@ StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span
   constexpr double kRounding = 1e-9;
   bounds.iteration_time_s =
       (span.lower_bound_s(costs.costs) + overhead.gradient_sync_s + overhead.optimizer_step_s) * (1 - kRounding);
-  std::vector<double> full, partial;
+  for (const double peak : profile_peak_bytes(schedule, profiles, costs)) {
+    bounds.peak_bytes = std::max(bounds.peak_bytes, static_cast<std::int64_t>(peak));
+  }
+  return bounds;
+}
+
+std::vector<double> profile_peak_bytes(const sim::Schedule& schedule, const std::vector<RankMemoryProfile>& profiles,
+                                       const ModelStageCosts& costs) {
+  std::vector<double> peaks, full, partial;
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const RankMemoryProfile& profile = profiles[static_cast<std::size_t>(rank)];
     full.clear();
@@ -250,46 +260,82 @@ StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span
       full.push_back(static_cast<double>(cost.activation_bytes));
       partial.push_back(static_cast<double>(cost.weight_grad_bytes));
     }
-    const double peak = static_cast<double>(costs.costs.static_bytes[static_cast<std::size_t>(rank)]) +
-                        peak_activation_bytes(profile, full, partial);
-    bounds.peak_bytes = std::max(bounds.peak_bytes, static_cast<std::int64_t>(peak));
+    peaks.push_back(static_cast<double>(costs.costs.static_bytes[static_cast<std::size_t>(rank)]) +
+                    peak_activation_bytes(profile, full, partial));
   }
-  return bounds;
+  return peaks;
 }
 
 ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
                                      const models::HardwareConfig& hardware, const PipelineSetup& setup,
                                      double model_flops, const sim::SimulationOptions& options) {
-  sim::SimulationOptions run = options;
-  run.recompute_in_bubbles = run.recompute_in_bubbles || setup.recompute_in_bubbles;
-  ModelSimulation result{sim::simulate(schedule, costs.costs, setup_topology(hardware, setup), run),
-                         std::move(split), {}, {}};
+  const std::vector<RankPlatform> platforms(static_cast<std::size_t>(schedule.ranks), RankPlatform{&hardware, setup.shape});
+  ModelSimulation result = simulate_rank_platforms(schedule, costs, std::move(split), platforms,
+                                                   setup_topology(hardware, setup), setup, model_flops, options);
   const long long stride = setup.shape.stage_stride();
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     result.report.rank_nodes.push_back(static_cast<int>(rank * stride / std::max(1, hardware.gpus_per_node)));
   }
+  result.report.memory_limit_bytes =
+      setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes : hardware.gpu.usable_memory_bytes();
+  result.report.memory_limit_source =
+      setup.memory_cap_bytes > 0 ? "the memory cap" : "usable memory per GPU of " + hardware.name;
+  result.gpus = setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp;
+  result.mfu = model_flops * setup.microbatches * setup.shape.dp /
+               (result.iteration_time_s * result.gpus * hardware.gpu.peak_flops_bf16);
+  return result;
+}
+
+ModelSimulation simulate_rank_platforms(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
+                                        const std::vector<RankPlatform>& platforms, const sim::Topology& topology,
+                                        const PipelineSetup& setup, double model_flops,
+                                        const sim::SimulationOptions& options) {
+  if (platforms.size() != static_cast<std::size_t>(schedule.ranks)) {
+    throw std::logic_error("one platform per pipeline rank");
+  }
+  sim::SimulationOptions run = options;
+  run.recompute_in_bubbles = run.recompute_in_bubbles || setup.recompute_in_bubbles;
+  ModelSimulation result{sim::simulate(schedule, costs.costs, topology, run), std::move(split), {}, {}};
+  for (const sim::RankPort& port : topology.ports) result.report.rank_nodes.push_back(port.node);
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];
     result.memory.push_back(breakdown(memory, result.report.ranks_detail[static_cast<std::size_t>(rank)]));
   }
   add_expert_comm(result, schedule, costs.costs);
-  const StepOverhead overhead = step_overhead(costs, hardware, setup.shape);
-  result.gradient_sync_s = overhead.gradient_sync_s;
-  if (setup.shape.overlap_grad_reduce || setup.shape.overlap_param_gather) {
-    result.gradient_sync_s += overlapped_sync_s(result.report, schedule, costs, result.split, hardware, setup.shape);
+  bool overlapped = false;
+  std::map<const models::HardwareConfig*, int> kind_gpus;
+  std::vector<std::int64_t> limits;
+  for (std::size_t rank = 0; rank < platforms.size(); ++rank) {
+    const RankPlatform& platform = platforms[rank];
+    const StaticMemory& memory = costs.static_memory[rank];
+    const StepOverhead overhead = rank_step_overhead(
+        {static_cast<double>(memory.params), static_cast<double>(memory.expert_params)}, *platform.hardware,
+        platform.shape);
+    result.gradient_sync_s = std::max(result.gradient_sync_s, overhead.gradient_sync_s);
+    result.optimizer_step_s = std::max(result.optimizer_step_s, overhead.optimizer_step_s);
+    overlapped = overlapped || platform.shape.overlap_grad_reduce || platform.shape.overlap_param_gather;
+    kind_gpus[platform.hardware] += platform.shape.tp * platform.shape.cp * platform.shape.dp;
+    limits.push_back(setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes
+                                                : platform.hardware->gpu.usable_memory_bytes());
   }
-  result.optimizer_step_s = overhead.optimizer_step_s;
-  result.report.memory_limit_bytes =
-      setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes : hardware.gpu.usable_memory_bytes();
-  result.report.memory_limit_source =
-      setup.memory_cap_bytes > 0 ? "the memory cap" : "usable memory per GPU of " + hardware.name;
+  if (overlapped) result.gradient_sync_s += overlapped_sync_s(result.report, schedule, costs, result.split, platforms);
   result.pipeline_s = result.report.cost_s;
   result.iteration_time_s = result.pipeline_s + result.gradient_sync_s + result.optimizer_step_s;
-  result.gpus = setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp;
+  // Each rank's kind: its own limit where the kinds' differ.
+  result.report.memory_limit_bytes = *std::min_element(limits.begin(), limits.end());
+  if (*std::max_element(limits.begin(), limits.end()) != result.report.memory_limit_bytes) {
+    result.report.rank_memory_limit_bytes = limits;
+  }
+  result.report.memory_limit_source =
+      setup.memory_cap_bytes > 0 ? "the memory cap" : "usable memory per GPU of each rank's kind";
+  double peak_flops = 0;
+  for (const auto& [hardware, gpus] : kind_gpus) {
+    result.gpus += gpus;
+    peak_flops += gpus * hardware->gpu.peak_flops_bf16;
+  }
   const double samples = static_cast<double>(setup.shape.micro_batch_size) * setup.microbatches * setup.shape.dp;
   result.tokens_per_s = samples * setup.shape.seq_len / result.iteration_time_s;
-  result.mfu = model_flops * setup.microbatches * setup.shape.dp /
-               (result.iteration_time_s * result.gpus * hardware.gpu.peak_flops_bf16);
+  result.mfu = model_flops * setup.microbatches * setup.shape.dp / (result.iteration_time_s * peak_flops);
   return result;
 }
 

@@ -116,11 +116,32 @@ StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span
                        const std::vector<RankMemoryProfile>& profiles, const ModelStageCosts& costs,
                        const StepOverhead& overhead);
 
+// Each rank's peak as the schedule's memory profiles give it: static bytes
+// and the activations the rank's order holds at its worst point (the
+// replay's own accounting).
+std::vector<double> profile_peak_bytes(const sim::Schedule& schedule, const std::vector<RankMemoryProfile>& profiles,
+                                       const ModelStageCosts& costs);
+
 // The figures of one configuration from its stage costs. `model_flops` is
 // per micro-batch over the whole model (models::model_flops_per_microbatch).
 ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelStageCosts& costs, StageSplit split,
                                      const models::HardwareConfig& hardware, const PipelineSetup& setup,
                                      double model_flops, const sim::SimulationOptions& options);
+
+// A pipeline rank's GPU kind and sharding, where ranks differ (a pipeline
+// across GPU kinds: each rank's t, its gradient synchronisation over its
+// kind's fabric, its optimizer at its kind's memory rate).
+struct RankPlatform {
+  const models::HardwareConfig* hardware = nullptr;
+  models::TrainingShape shape;
+};
+// simulate_stage_costs with each rank on its own platform and the links
+// given (sim::Topology::ports where they differ). The memory limit is the
+// cap, or each rank's kind's usable memory; MFU is over each kind's peak.
+ModelSimulation simulate_rank_platforms(const sim::Schedule& schedule, const ModelStageCosts& costs,
+                                        StageSplit split, const std::vector<RankPlatform>& platforms,
+                                        const sim::Topology& topology, const PipelineSetup& setup,
+                                        double model_flops, const sim::SimulationOptions& options);
 
 // The links between pipeline ranks: the hardware's, or a profile's fit.
 sim::Topology setup_topology(const models::HardwareConfig& hardware, const PipelineSetup& setup);

@@ -37,7 +37,8 @@ std::optional<StageSplit> memory_aware_partition(int layers, int stages,
                                                  const std::function<double(int i, int j)>& time,
                                                  const std::function<double(int stage, int i, int j)>& memory,
                                                  double cap, double time_slack) {
-  return memory_aware_split(layers, stages, time, memory, cap, time_slack);
+  return memory_aware_split(
+      layers, stages, [&](int, int i, int j) { return time(i, j); }, memory, cap, time_slack);
 }
 
 StageSplit uniform_split(int transformer_layers, int stages) {

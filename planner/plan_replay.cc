@@ -8,9 +8,7 @@
 #include "sim/memory_fit.h"
 
 namespace pipeplan::planner {
-namespace {
-
-PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
+PipelineSetup plan_setup(const PlanCandidate& plan, int seq_len) {
   PipelineSetup setup;
   setup.shape = candidate_shape(plan, seq_len);
   setup.pp = plan.pp;
@@ -23,8 +21,6 @@ PipelineSetup setup_of(const PlanCandidate& plan, int seq_len) {
   setup.recompute_in_bubbles = plan.recompute_in_bubbles;
   return setup;
 }
-
-}  // namespace
 
 StageSplit plan_layout_split(const PlanFile& file, int transformer_layers, int stages) {
   try {
@@ -40,7 +36,7 @@ StageSplit plan_layout_split(const PlanFile& file, int transformer_layers, int s
 ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfig& model,
                             const models::HardwareConfig& hardware, const sim::SimulationOptions& options,
                             const profiler::Profile* profile, std::int64_t memory_cap_bytes) {
-  PipelineSetup setup = setup_of(file.plan, file.seq_len);
+  PipelineSetup setup = plan_setup(file.plan, file.seq_len);
   setup.memory_cap_bytes = memory_cap_bytes;
   std::optional<profiler::Profile> loaded;
   if (profile == nullptr && !file.profile.empty()) loaded = profiler::read_profile_yaml(file.profile);

@@ -11,6 +11,10 @@
 
 namespace pipeplan::planner {
 
+// What a plan runs with: its shape, pipeline and schedule (not its split,
+// costs or memory cap).
+PipelineSetup plan_setup(const PlanCandidate& plan, int seq_len);
+
 // The plan's split comes from file.layout when set, else from file.plan.split.
 // Costs come from `profile` when given, else from the file's profile path,
 // else from the time model. Memory is checked against `memory_cap_bytes`

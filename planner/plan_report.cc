@@ -10,13 +10,14 @@
 #include "planner/model_report.h"
 
 namespace pipeplan::planner {
-namespace {
 
 std::string counts_text(const StageSplit& split) {
   std::string text;
   for (int count : split.transformer_layer_counts()) text += fmt::format("{}{}", text.empty() ? "" : "/", count);
   return text;
 }
+
+namespace {
 
 // Each stage's setting, in stage order: one per stage whether or not it
 // varies.
@@ -25,6 +26,8 @@ std::vector<std::string> stage_recompute_names(const PlanCandidate& c) {
   const std::size_t stages = static_cast<std::size_t>(c.pp) * static_cast<std::size_t>(c.virtual_stages);
   return std::vector<std::string>(stages, std::string(models::recompute_name(c.recompute)));
 }
+
+}  // namespace
 
 nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
   return {{"tp", c.tp},
@@ -64,7 +67,6 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"peak_memory_bytes", c.peak_memory_bytes}};
 }
 
-// The figures of a full replay, in the candidate's keys.
 nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const ModelSimulation& simulation) {
   nlohmann::ordered_json json = candidate_json(plan);
   json["stage_layers"] = simulation.split.transformer_layer_counts();
@@ -85,6 +87,8 @@ nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const ModelSim
   add_expert_comm_json(simulation, json);
   return json;
 }
+
+namespace {
 
 // The expert axes appear only where some candidate has experts.
 std::string expert_cells(const PlanCandidate& c, bool experts) {

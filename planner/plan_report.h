@@ -28,6 +28,14 @@ struct PlanReport {
   Placement placement;
 };
 
+// A candidate's choices and figures, as the report's "top" lists them.
+nlohmann::ordered_json candidate_json(const PlanCandidate& candidate);
+// The figures of a full replay of `plan`, in the candidate's keys, with
+// each rank's memory breakdown.
+nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const ModelSimulation& simulation);
+// Transformer layers per stage, "10/11/11".
+std::string counts_text(const StageSplit& split);
+
 nlohmann::ordered_json plan_report_json(const PlanReport& report);
 std::string plan_report_text(const PlanReport& report);
 

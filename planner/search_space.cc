@@ -163,6 +163,8 @@ void check_fixed_choices(const PlanRequest& request) {
       experts.empty() ? "" : fmt::format("; expert layouts left out: {}", fmt::join(experts, ", "))));
 }
 
+}  // namespace
+
 std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, std::size_t>& rejected) {
   // A profile measured one tensor-parallel size; only it is costed.
   if (request.profile) {
@@ -181,6 +183,8 @@ std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, st
   }
   return choices;
 }
+
+namespace {
 
 std::vector<int> cp_choices(const PlanRequest& request, int t, std::map<std::string, std::size_t>& rejected) {
   if (request.cp) return request.gpus / t % *request.cp == 0 ? std::vector<int>{*request.cp} : std::vector<int>{};

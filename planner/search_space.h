@@ -71,6 +71,17 @@ struct RecomputeChoice {
   // with the split (planner/stage_recompute_split.h); `recompute` is none.
   bool per_stage = false;
 };
+// The tensor-parallel sizes the search tries on the request's hardware and
+// GPUs (those that divide the heads and stay in an NVLink domain, or the
+// fixed one), counting the others in `rejected` by reason.
+std::vector<int> tp_choices(const PlanRequest& request, std::map<std::string, std::size_t>& rejected);
+// The training shape of a group's candidates with this sharding and recomputation.
+models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
+                                  const RecomputeChoice& recompute);
+// The candidate a group, its shape and a schedule choice make (without
+// figures: take_figures adds a replay's).
+PlanCandidate describe_candidate(const SearchGroup& group, const models::TrainingShape& shape,
+                                 const ScheduleChoice& choice);
 // none, selective (models::default_recompute_modules) and full, and per
 // stage where the memory partitioner splits for throughput; or what the
 // request fixes (its modules imply selective).

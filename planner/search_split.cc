@@ -26,7 +26,7 @@ std::optional<StageSplit> partition(const LayerContext& layers, const ScheduleCo
   const LayerTable& table = layers.table();
   const int n = table.size();
   const int stages = context.schedule.stages;
-  auto time = [&](int i, int j) { return table.stage_time_s(i, j); };
+  auto time = [&](int, int i, int j) { return table.stage_time_s(i, j); };
   const int blocks = layers.blocks();
   if (request.layer_counts) return split_from_counts(*request.layer_counts, blocks);
   if (request.layout) return split_from_layout(*request.layout, blocks, stages);

@@ -97,6 +97,13 @@ struct SimulationReport {
   // The memory each rank may use (sim/memory_fit.h); 0: none was given.
   std::int64_t memory_limit_bytes = 0;
   std::string memory_limit_source;  // "usable memory of h100-sxm", "--memory-cap"
+  // Where ranks differ (GPU kinds of their own), each rank's limit;
+  // memory_limit_bytes is then the smallest. Empty: memory_limit_bytes for all.
+  std::vector<std::int64_t> rank_memory_limit_bytes;
+  std::int64_t memory_limit_of(int rank) const {
+    return rank_memory_limit_bytes.empty() ? memory_limit_bytes
+                                           : rank_memory_limit_bytes[static_cast<std::size_t>(rank)];
+  }
 };
 
 // `schedule` may be compute-only (it is lowered here) or lowered.

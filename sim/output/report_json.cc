@@ -31,6 +31,7 @@ void add_memory_fit(nlohmann::ordered_json& json, const SimulationReport& report
   if (report.memory_limit_bytes <= 0) return;
   json["memory_limit_bytes"] = report.memory_limit_bytes;
   json["memory_limit_source"] = report.memory_limit_source;
+  if (!report.rank_memory_limit_bytes.empty()) json["rank_memory_limit_bytes"] = report.rank_memory_limit_bytes;
   json["fits"] = fits_memory(report);
   nlohmann::ordered_json over = nlohmann::ordered_json::array();
   for (const RankOverMemory& rank : ranks_over_memory(report)) {

@@ -74,6 +74,10 @@ std::string memory_fit_line(const SimulationReport& report) {
   const std::string overflow = memory_overflow_text(report);
   if (!overflow.empty()) return fmt::format("  DOES NOT FIT in {}\n", overflow);
   if (report.memory_limit_bytes <= 0) return "";
+  if (!report.rank_memory_limit_bytes.empty()) {
+    return fmt::format("  memory                 fits: every rank within its own limit ({})\n",
+                       report.memory_limit_source);
+  }
   return fmt::format("  memory                 fits: every rank within {} ({})\n",
                      format_bytes(report.memory_limit_bytes), report.memory_limit_source);
 }

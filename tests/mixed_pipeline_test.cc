@@ -1,0 +1,283 @@
+// Pipelines over several GPU kinds (planner/mixed_pipeline.h,
+// planner/mixed_search.h): one kind split in two costs what the
+// homogeneous simulation does, a pool of one kind plans as the homogeneous
+// search does, a mixed pool plans no slower than its best kind alone, the
+// split of an H100 and an A100 stage is the brute-force optimum, and the
+// link between kinds is the slower port's.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <limits>
+#include <string>
+
+#include "common/error.h"
+#include "models/cluster.h"
+#include "models/layers.h"
+#include "planner/layer_table.h"
+#include "planner/mixed_pipeline.h"
+#include "planner/mixed_search.h"
+#include "planner/model_simulation.h"
+#include "planner/plan_search.h"
+#include "tests/cli_support.h"
+#include "tests/plan_request_support.h"
+#include "tests/temp_files.h"
+
+namespace pipeplan::planner {
+namespace {
+
+// One node of each kind under one switch: 400 Gb/s per H100, 200 per A100.
+constexpr const char* kPair = R"(name: pair
+node_groups:
+  - {name: h100, hardware: h100-sxm, nodes: 1, gpus_per_node: 8, nvlink_domain: 8, nic_bandwidth: 400Gb/s}
+  - {name: a100, hardware: a100-80gb, nodes: 1, gpus_per_node: 8, nvlink_domain: 8, nic_bandwidth: 200Gb/s}
+network:
+  - {tier: leaf, latency: 1us}
+)";
+
+// Two H100 nodes under one switch.
+constexpr const char* kTwoH100 = R"(name: two-h100
+node_groups:
+  - {name: first, hardware: h100-sxm, nodes: 1, gpus_per_node: 8, nvlink_domain: 8, nic_bandwidth: 400Gb/s}
+  - {name: second, hardware: h100-sxm, nodes: 1, gpus_per_node: 8, nvlink_domain: 8, nic_bandwidth: 400Gb/s}
+network:
+  - {tier: leaf, latency: 1us}
+)";
+
+PlanRequest request_on(const models::ClusterConfig& cluster, const std::string& model, int global_batch, int seq) {
+  PlanRequest request = testing::plan_request(model, "h100-sxm", cluster.gpus(), global_batch, seq);
+  request.hardware = models::cluster_hardware(models::cluster_kind(cluster, cluster.groups.front().hardware.name));
+  request.threads = 1;
+  return request;
+}
+
+TEST(MixedPipeline, OneKindSplitInTwoCostsWhatTheHomogeneousSimulationDoes) {
+  const models::ClusterConfig cluster = models::parse_cluster_yaml(kTwoH100, "two-h100");
+  const models::HardwareConfig whole = models::cluster_hardware(cluster);
+  // Each node as a pool of its own: the same kind, costed apart.
+  std::vector<KindPool> pools;
+  for (int node = 0; node < 2; ++node) {
+    models::ClusterConfig part = cluster;
+    part.groups = {cluster.groups[static_cast<std::size_t>(node)]};
+    pools.push_back({"h100-sxm", models::cluster_hardware(part), {node}});
+  }
+  PlanCandidate candidate;
+  candidate.tp = 2;
+  candidate.pp = 4;
+  candidate.dp = 2;
+  candidate.sequence_parallel = true;
+  candidate.zero = models::ZeroStage::kOptimizer;
+  candidate.recompute = models::Recompute::kSelective;
+  PipelineSetup setup;
+  setup.shape = candidate_shape(candidate, 4096);
+  setup.pp = 4;
+  setup.microbatches = 8;
+  setup.schedule = "1F1B";
+  setup.split = even_split(32, 4);
+  const models::ModelConfig model = models::load_model("llama3-8b");
+  const ModelSimulation homogeneous = simulate_model(model, whole, setup);
+  // Two stages on each node: t x d = 4 GPUs a stage, as Megatron's order places them.
+  const MixedPipeline pipeline{{{0, 2, 2}, {1, 2, 2}}};
+  const ModelSimulation mixed = simulate_mixed(model, pools, cluster.tiers, pipeline, setup);
+  EXPECT_DOUBLE_EQ(mixed.pipeline_s, homogeneous.pipeline_s);
+  EXPECT_DOUBLE_EQ(mixed.gradient_sync_s, homogeneous.gradient_sync_s);
+  EXPECT_DOUBLE_EQ(mixed.optimizer_step_s, homogeneous.optimizer_step_s);
+  EXPECT_DOUBLE_EQ(mixed.iteration_time_s, homogeneous.iteration_time_s);
+  EXPECT_DOUBLE_EQ(mixed.tokens_per_s, homogeneous.tokens_per_s);
+  EXPECT_NEAR(mixed.mfu, homogeneous.mfu, 1e-12);
+  EXPECT_EQ(mixed.gpus, homogeneous.gpus);
+  ASSERT_EQ(mixed.memory.size(), homogeneous.memory.size());
+  for (std::size_t rank = 0; rank < mixed.memory.size(); ++rank) {
+    EXPECT_EQ(mixed.memory[rank].total(), homogeneous.memory[rank].total()) << rank;
+  }
+  EXPECT_EQ(mixed.layers, homogeneous.layers);
+  // One limit for all: the kinds' usable memory is the same.
+  EXPECT_TRUE(mixed.report.rank_memory_limit_bytes.empty());
+  EXPECT_EQ(mixed.report.memory_limit_bytes, homogeneous.report.memory_limit_bytes);
+}
+
+TEST(MixedPipeline, APoolOfOneKindPlansAsTheHomogeneousSearch) {
+  const models::ClusterConfig cluster = models::parse_cluster_yaml(kTwoH100, "two-h100");
+  const PlanRequest request = request_on(cluster, "llama3-8b", 32, 2048);
+  const MixedSearchResult mixed = search_mixed_plans(request, cluster, 3);
+  EXPECT_EQ(mixed.pools.size(), 1u);
+  EXPECT_EQ(mixed.layouts, 0u);  // no second kind to place stages on
+  ASSERT_TRUE(mixed.best_alone.has_value());
+  PlanRequest homogeneous = request;
+  homogeneous.hardware = models::cluster_hardware(cluster);
+  const PlanSearchResult expected = search_plans(homogeneous, 3);
+  const PlanSearchResult& got = *mixed.alone[*mixed.best_alone].result;
+  ASSERT_EQ(got.ranked.size(), expected.ranked.size());
+  for (std::size_t i = 0; i < got.ranked.size(); ++i) {
+    const PlanCandidate& a = got.ranked[i];
+    const PlanCandidate& b = expected.ranked[i];
+    EXPECT_EQ(std::tie(a.tp, a.pp, a.dp, a.micro_batch_size, a.virtual_stages, a.schedule),
+              std::tie(b.tp, b.pp, b.dp, b.micro_batch_size, b.virtual_stages, b.schedule));
+    EXPECT_EQ(a.split, b.split);
+    EXPECT_DOUBLE_EQ(a.iteration_time_s, b.iteration_time_s);
+    EXPECT_EQ(a.peak_memory_bytes, b.peak_memory_bytes);
+  }
+  EXPECT_DOUBLE_EQ(mixed.best_time_s(), expected.ranked.front().iteration_time_s);
+}
+
+TEST(MixedPipeline, AMixedPoolPlansNoSlowerThanItsBestKindAlone) {
+  const models::ClusterConfig cluster = models::load_cluster("mixed-h100-a100");
+  const PlanRequest request = request_on(cluster, "llama3-8b", 128, 4096);
+  const MixedSearchResult result = search_mixed_plans(request, cluster, 3);
+  ASSERT_EQ(result.pools.size(), 2u);
+  ASSERT_TRUE(result.found());
+  for (const KindSearch& alone : result.alone) {
+    ASSERT_TRUE(alone.result.has_value()) << alone.refused;
+    EXPECT_LE(result.best_time_s(), alone.result->ranked.front().iteration_time_s) << result.pools[alone.pool].kind;
+  }
+  ASSERT_FALSE(result.ranked.empty());
+  // Ranked fastest first, every rank under its own kind's usable memory,
+  // every kind's GPUs used whole.
+  for (std::size_t i = 0; i < result.ranked.size(); ++i) {
+    const MixedPlan& plan = result.ranked[i];
+    if (i > 0) {
+      EXPECT_LE(result.ranked[i - 1].plan.iteration_time_s, plan.plan.iteration_time_s);
+    }
+    int rank = 0;
+    std::vector<int> used(result.pools.size(), 0);
+    for (const KindSegment& segment : plan.pipeline.segments) {
+      used[segment.pool] += segment.stages * segment.tp * plan.plan.dp;
+      for (int stage = 0; stage < segment.stages; ++stage, ++rank) {
+        EXPECT_LE(plan.plan.peak_memory_bytes[static_cast<std::size_t>(rank)],
+                  result.pools[segment.pool].hardware.gpu.usable_memory_bytes());
+      }
+    }
+    for (std::size_t pool = 0; pool < result.pools.size(); ++pool) {
+      EXPECT_TRUE(used[pool] == 0 || used[pool] == result.pools[pool].gpus()) << pool;
+    }
+  }
+}
+
+TEST(MixedPipeline, PruningChangesNothing) {
+  const models::ClusterConfig cluster = models::parse_cluster_yaml(kPair, "pair");
+  PlanRequest request = request_on(cluster, "llama3-8b", 32, 4096);
+  const MixedSearchResult pruned = search_mixed_plans(request, cluster, 4);
+  request.prune = false;
+  const MixedSearchResult full = search_mixed_plans(request, cluster, 4);
+  EXPECT_GT(pruned.pruned, 0u);
+  EXPECT_EQ(full.pruned, 0u);
+  EXPECT_GT(full.evaluated, pruned.evaluated);
+  ASSERT_EQ(pruned.ranked.size(), full.ranked.size());
+  for (std::size_t i = 0; i < full.ranked.size(); ++i) {
+    EXPECT_EQ(pruned.ranked[i].pipeline, full.ranked[i].pipeline) << i;
+    EXPECT_EQ(pruned.ranked[i].plan.schedule, full.ranked[i].plan.schedule) << i;
+    EXPECT_EQ(pruned.ranked[i].plan.split, full.ranked[i].plan.split) << i;
+    EXPECT_DOUBLE_EQ(pruned.ranked[i].plan.iteration_time_s, full.ranked[i].plan.iteration_time_s) << i;
+  }
+}
+
+TEST(MixedPipeline, TheSplitOfAnH100AndAnA100StageIsTheBruteForceOptimum) {
+  const models::ClusterConfig cluster = models::parse_cluster_yaml(kPair, "pair");
+  PlanRequest request = request_on(cluster, "llama3-8b", 8, 4096);
+  request.tp = 8;
+  request.pp = 2;
+  request.micro_batch_size = 1;
+  request.schedule = "1F1B";
+  request.recompute = models::Recompute::kNone;
+  request.partition = PartitionMethod::kTime;
+  const MixedSearchResult result = search_mixed_plans(request, cluster, 2);
+  ASSERT_EQ(result.ranked.size(), 2u);  // H100 first, or A100 first
+  for (const MixedPlan& plan : result.ranked) {
+    ASSERT_EQ(plan.pipeline.segments.size(), 2u);
+    // Each stage's layers timed on its own kind, as an independent table.
+    std::vector<LayerTable> tables;
+    for (const KindSegment& segment : plan.pipeline.segments) {
+      models::TrainingShape shape = candidate_shape(plan.plan, 4096);
+      shape.tp = segment.tp;
+      tables.emplace_back(models::expand_layers(request.model, shape), result.pools[segment.pool].hardware, shape);
+    }
+    const int n = tables.front().size();
+    double best = std::numeric_limits<double>::infinity();
+    int best_cut = 0;
+    // Every stage holds a block: the cut leaves the embedding and a block first, a block and the output last.
+    for (int cut = 2; cut <= n - 2; ++cut) {
+      const double slowest = std::max(tables[0].stage_time_s(0, cut), tables[1].stage_time_s(cut, n));
+      if (slowest < best) {
+        best = slowest;
+        best_cut = cut;
+      }
+    }
+    const int cut = plan.plan.split.end_layer(0);
+    EXPECT_DOUBLE_EQ(std::max(tables[0].stage_time_s(0, cut), tables[1].stage_time_s(cut, n)), best);
+    EXPECT_LE(std::abs(cut - best_cut), 1);
+    // The faster kind takes more blocks, in the ratio of the two kinds'
+    // block times: the stages differ by less than one block and the edges.
+    const double h100 = tables[plan.pipeline.segments[0].pool == 0 ? 0 : 1].stage_time_s(5, 6);
+    const double a100 = tables[plan.pipeline.segments[0].pool == 0 ? 1 : 0].stage_time_s(5, 6);
+    ASSERT_LT(h100, a100);
+    const std::vector<int> counts = plan.plan.split.transformer_layer_counts();
+    const int on_h100 = counts[plan.pipeline.segments[0].pool == 0 ? 0 : 1];
+    const int on_a100 = 32 - on_h100;
+    EXPECT_NEAR(on_h100 / static_cast<double>(on_a100), a100 / h100, 0.5) << on_h100 << " vs " << on_a100;
+  }
+}
+
+TEST(MixedPipeline, TheLinkBetweenKindsIsTheSlowerPort) {
+  const models::ClusterConfig cluster = models::parse_cluster_yaml(kPair, "pair");
+  const std::vector<KindPool> pools = kind_pools(cluster);
+  ASSERT_EQ(pools.size(), 2u);
+  EXPECT_EQ(pools[0].kind, "h100-sxm");
+  EXPECT_EQ(pools[1].nodes, std::vector<int>{1});
+  // Two stages of t 4 on each kind, d 1: H100 ranks 0-1 share node 0, A100 ranks 2-3 node 1.
+  const MixedPipeline pipeline{{{0, 2, 4}, {1, 2, 4}}};
+  const sim::Topology topology = mixed_topology(pipeline, pools, cluster.tiers, 1);
+  ASSERT_EQ(topology.ports.size(), 4u);
+  EXPECT_TRUE(topology.same_node(0, 1));
+  EXPECT_FALSE(topology.same_node(1, 2));
+  EXPECT_DOUBLE_EQ(topology.spec(0, 1).bandwidth_bytes_per_s, pools[0].hardware.node_link.bandwidth);
+  EXPECT_DOUBLE_EQ(topology.spec(2, 3).bandwidth_bytes_per_s, pools[1].hardware.node_link.bandwidth);
+  // Across kinds: the A100's 200 Gb/s NIC and the leaf's 1 us, whichever way.
+  EXPECT_DOUBLE_EQ(topology.spec(1, 2).bandwidth_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ(topology.spec(2, 1).bandwidth_bytes_per_s, 25e9);
+  EXPECT_DOUBLE_EQ(topology.spec(1, 2).latency_s, 1e-6);
+  // A pool short of GPUs is named.
+  try {
+    check_pool_gpus({{{0, 3, 4}}}, pools, 1);
+    ADD_FAILURE() << "12 GPUs of 8 accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("the plan needs 12 GPUs of h100-sxm"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(MixedPipeline, PlanReportsAMixedPoolAndRefusesWhatItCannotTake) {
+  const testing::CommandResult planned =
+      testing::run("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 128 --seq 4096 --json");
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  const nlohmann::json json = nlohmann::json::parse(planned.out);
+  ASSERT_EQ(json["kinds"].size(), 2u);
+  EXPECT_EQ(json["kinds"][1]["kind"], "a100-80gb");
+  EXPECT_TRUE(json["best"].contains("over_kinds"));
+  EXPECT_GT(json["over_kinds"]["layouts"].get<int>(), 0);
+  testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 32 --global-batch 16",
+                          "--gpus 32: cluster mixed-h100-a100 mixes GPU kinds (32 h100-sxm, 32 a100-80gb)");
+  testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --cp 2",
+                          "--cp above 1 is not built for clusters of several GPU kinds");
+  testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --tp 8 --pp 16",
+                          "--tp 8 x --pp 16 take 128 GPUs, more than mixed-h100-a100 has");
+  testing::expect_refused("simulate --model llama3-8b --hardware mixed-h100-a100:b200 --pp 2",
+                          "cluster mixed-h100-a100 has no b200 nodes: its kinds are h100-sxm, a100-80gb");
+}
+
+TEST(MixedPipeline, AKindAloneBestIsWrittenAsThatKindsNodesAndReplays) {
+  // A small batch: the A100s' stages cost more than they give.
+  const std::string plan = testing::temp_path("mixed_alone_plan.yaml");
+  const testing::CommandResult planned = testing::run(
+      "plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --seq 2048 --json --out " + plan);
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  const nlohmann::json json = nlohmann::json::parse(planned.out);
+  ASSERT_FALSE(json["best"]["over_kinds"].get<bool>());
+  EXPECT_EQ(json["best"]["plan"]["hardware"], "mixed-h100-a100:h100-sxm");
+  const testing::CommandResult replayed = testing::run("simulate --plan " + plan + " --json");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(replayed.out)["iteration_time_s"].get<double>(),
+                   json["best"]["plan"]["best"]["iteration_time_s"].get<double>());
+}
+
+}  // namespace
+}  // namespace pipeplan::planner
