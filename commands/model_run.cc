@@ -103,9 +103,8 @@ std::vector<std::string> scale_changes(const planner::PlanFile& plan, const plan
 
 }  // namespace
 
-ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource& source,
-                       const SimulateOutputs& outputs, const CLI::App& command) {
-  const planner::PlanFile plan = planner::read_plan_yaml(*options.plan);
+ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions& options,
+                       const ScheduleSource& source, const SimulateOutputs& outputs, const CLI::App& command) {
   auto has = [&](std::string_view name) { return given(command, name); };
   // Measured passes belong to the machine that measured them.
   if (!plan.profile.empty() && has("hardware") && !has("profile")) {

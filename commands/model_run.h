@@ -52,7 +52,7 @@ void check_gpus_available(const planner::PipelineSetup& setup, const models::Mod
 
 // The plan's values, then each option the user gave on `command` in their
 // place (named in ModelRun::overrides).
-ModelRun run_from_plan(const ModelSimulateOptions& options, const ScheduleSource& source,
-                       const SimulateOutputs& outputs, const CLI::App& command);
+ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions& options,
+                       const ScheduleSource& source, const SimulateOutputs& outputs, const CLI::App& command);
 
 }  // namespace pipeplan::commands

@@ -1,6 +1,7 @@
 #include "commands/model_simulate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "models/layers.h"
 #include "planner/model_report.h"
 #include "planner/model_simulation.h"
+#include "planner/mixed_report.h"
 #include "planner/placement.h"
 #include "planner/plan_file.h"
 #include "planner/plan_replay.h"
@@ -283,9 +285,67 @@ CommandOutput run_model_comparison(const ModelSimulateOptions& options, const Sc
   return output;
 }
 
+namespace {
+
+// A plan over several GPU kinds, replayed as written: its kinds, t and
+// split are the plan's, so options that would change them are refused.
+CommandOutput replay_mixed_plan(const planner::PlanFile& plan, const ModelSimulateOptions& options,
+                                const SimulateOutputs& outputs, const CLI::App& command) {
+  for (std::string_view option : plan_override_options()) {
+    if (given(command, option)) {
+      throw InputError(fmt::format("--{}: a plan over several GPU kinds replays as written (its kinds, t and split are "
+                                   "the plan's); drop --{}, or plan again with it",
+                                   option, option));
+    }
+  }
+  if (options.explain) {
+    throw InputError("--explain divides one kind's step into its terms, and this plan runs over several kinds: drop it");
+  }
+  const models::ClusterConfig cluster = models::load_cluster(plan.hardware);
+  const std::vector<planner::KindPool> pools = planner::kind_pools(cluster);
+  planner::MixedPipeline pipeline;
+  for (const planner::PlanSegment& segment : plan.segments) {
+    const auto pool = std::find_if(pools.begin(), pools.end(),
+                                   [&](const planner::KindPool& p) { return p.kind == segment.kind; });
+    if (pool == pools.end()) {
+      throw InputError(fmt::format("{}: 'segments' names {}, and cluster {} has no such kind", *options.plan,
+                                   segment.kind, cluster.name));
+    }
+    pipeline.segments.push_back({static_cast<std::size_t>(pool - pools.begin()), segment.stages, segment.tp});
+  }
+  const models::ModelConfig model = models::load_model(plan.model);
+  ModelRun run{model, pools[pipeline.segments.front().pool].hardware, planner::plan_setup(plan.plan, plan.seq_len),
+               std::nullopt, std::nullopt, "", false, {}, {}};
+  run.hardware.name = cluster.name;
+  run.setup.memory_cap_bytes = memory_cap_bytes(outputs);
+  run.setup.split = plan.layout.empty()
+                        ? plan.plan.split
+                        : planner::plan_layout_split(plan, model.layers, plan.plan.pp * plan.plan.virtual_stages);
+  if (plan.plan.iteration_time_s > 0) run.plan_predicted_s = plan.plan.iteration_time_s;
+  check_semantics(outputs, run.setup.schedule);
+  const planner::ModelSimulation result = planner::simulate_mixed(
+      model, pools, cluster.tiers, pipeline, run.setup, simulation_options(outputs, outputs.gantt));
+  CommandOutput output = model_output(result, run, outputs);
+  std::vector<std::string> segments;
+  nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+  for (const planner::PlanSegment& segment : plan.segments) {
+    segments.push_back(fmt::format("{} stages on {} (t={})", segment.stages, segment.kind, segment.tp));
+    listed.push_back({{"kind", segment.kind}, {"stages", segment.stages}, {"tp", segment.tp}});
+  }
+  output.json["segments"] = std::move(listed);
+  const std::size_t heading_end = output.text.find('\n') + 1;
+  output.text.insert(heading_end, fmt::format("  over kinds: {}; {}\n", fmt::join(segments, ", then "),
+                                              planner::mixed_framework_line(pipeline)));
+  return output;
+}
+
+}  // namespace
+
 CommandOutput run_plan_simulate(const ModelSimulateOptions& options, const ScheduleSource& source,
                                 const SimulateOutputs& outputs, const CLI::App& command) {
-  const ModelRun run = run_from_plan(options, source, outputs, command);
+  const planner::PlanFile plan = planner::read_plan_yaml(*options.plan);
+  if (!plan.segments.empty()) return replay_mixed_plan(plan, options, outputs, command);
+  const ModelRun run = run_from_plan(plan, options, source, outputs, command);
   check_semantics(outputs, run.setup.schedule);
   return model_output(simulate_run(run, simulation_options(outputs, outputs.gantt)), run, outputs);
 }

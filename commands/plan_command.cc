@@ -310,15 +310,20 @@ CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterCo
     report.alone_best =
         plan_report(options, kind_request, *alone.result, options.hardware + ":" + report.search.pools[alone.pool].kind);
   } else {
-    if (options.out) {
-      throw InputError("--out writes one kind's plan, and the best plan here runs over several kinds (plan files "
-                       "over kinds are not built): drop --out, or plan one kind's nodes as --hardware CLUSTER:KIND");
-    }
     const planner::MixedPlan& best = report.search.ranked.front();
     planner::PipelineSetup setup = planner::plan_setup(best.plan, request.seq_len);
     setup.split = best.plan.split;
     setup.memory_cap_bytes = static_cast<std::int64_t>(request.memory_cap_bytes);
     report.mixed_best = planner::simulate_mixed(request.model, report.search.pools, cluster.tiers, best.pipeline, setup);
+    if (options.out) {
+      planner::PlanFile file{options.model, options.hardware, request.global_batch, request.seq_len, best.plan,
+                             "",            "",               setup.memory_cap_bytes};
+      for (const planner::KindSegment& segment : best.pipeline.segments) {
+        file.segments.push_back({report.search.pools[segment.pool].kind, segment.stages, segment.tp});
+      }
+      planner::take_figures(*report.mixed_best, file.plan);
+      write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
+    }
   }
   return {planner::mixed_report_json(report), planner::mixed_report_text(report)};
 }

@@ -67,7 +67,40 @@ std::array<std::pair<const char*, bool*>, 6> runtime_fields(models::RuntimeFlags
            {"moe_a2a_overlap", &runtime.moe_a2a_overlap}}};
 }
 
+// A pipeline over several kinds: each segment's kind, stages and t; the
+// stages add up to pp and the first t is the plan's tp.
+std::vector<PlanSegment> read_segments(const YAML::Node& root, const PlanCandidate& plan, const std::string& path) {
+  const YAML::Node list = root["segments"];
+  if (!list.IsSequence() || list.size() == 0) {
+    throw_at(path, list, "'segments' lists the pipeline's kinds in order: {kind: h100-sxm, stages: 4, tp: 2}, ...");
+  }
+  std::vector<PlanSegment> segments;
+  long long stages = 0;
+  for (const YAML::Node& entry : list) {
+    if (!entry.IsMap()) throw_at(path, entry, "each of 'segments' is a map: {kind: KIND, stages: N, tp: T}");
+    check_keys(entry, path, "a segment", {"kind", "stages", "tp"});
+    segments.push_back({read_text(entry, "kind", path), read_count(entry, "stages", path), read_count(entry, "tp", path)});
+    stages += segments.back().stages;
+  }
+  if (stages != plan.pp) {
+    throw_at(path, list, fmt::format("the segments' stages add up to {} and 'pp' is {}", stages, plan.pp));
+  }
+  if (segments.front().tp != plan.tp) {
+    throw_at(path, list, fmt::format("the first segment's tp is {} and 'tp' is {}: they are one", segments.front().tp,
+                                     plan.tp));
+  }
+  return segments;
+}
+
 }  // namespace
+
+long long PlanFile::gpus() const {
+  const long long replicas = static_cast<long long>(plan.cp) * plan.dp;
+  if (segments.empty()) return static_cast<long long>(plan.tp) * plan.pp * replicas;
+  long long gpus = 0;
+  for (const PlanSegment& segment : segments) gpus += static_cast<long long>(segment.stages) * segment.tp * replicas;
+  return gpus;
+}
 
 std::string write_plan_yaml(const PlanFile& file) {
   const PlanCandidate& p = file.plan;
@@ -75,7 +108,16 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Comment("pipeplan plan; replay with: pipeplan simulate --plan FILE") << YAML::BeginMap;
   out << YAML::Key << "model" << YAML::Value << file.model;
   out << YAML::Key << "hardware" << YAML::Value << file.hardware;
-  out << YAML::Key << "gpus" << YAML::Value << p.tp * p.cp * p.pp * p.dp;
+  if (!file.segments.empty()) {
+    out << YAML::Key << "segments" << YAML::Value << YAML::BeginSeq;
+    for (const PlanSegment& segment : file.segments) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << segment.kind << YAML::Key
+          << "stages" << YAML::Value << segment.stages << YAML::Key << "tp" << YAML::Value << segment.tp
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::Key << "gpus" << YAML::Value << file.gpus();
   out << YAML::Key << "global_batch" << YAML::Value << file.global_batch;
   out << YAML::Key << "seq" << YAML::Value << file.seq_len;
   out << YAML::Key << "tp" << YAML::Value << p.tp;
@@ -136,6 +178,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   check_keys(root, path, "the plan",
              {"model",
               "hardware",
+              "segments",
               "gpus",
               "global_batch",
               "seq",
@@ -258,8 +301,11 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   for (const auto& [key, flag] : runtime_fields(p.runtime)) {
     if (root[key]) *flag = read_flag(root, key, path);
   }
-  if (p.tp * p.cp * p.pp * p.dp != read_int(root, "gpus", path)) {
-    throw_at(path, root["gpus"], "'gpus' must equal tp x cp x pp x dp");
+  if (root["segments"]) file.segments = read_segments(root, p, path);
+  if (file.gpus() != read_int(root, "gpus", path)) {
+    throw_at(path, root["gpus"],
+             file.segments.empty() ? "'gpus' must equal tp x cp x pp x dp"
+                                   : "'gpus' must equal the segments' stages x tp, times cp x dp");
   }
   if (p.micro_batch_size * p.microbatches * p.dp != file.global_batch) {
     throw_at(path, root["global_batch"], "'global_batch' must equal micro_batch_size x microbatches x dp");

@@ -4,10 +4,20 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "planner/plan_search.h"
 
 namespace pipeplan::planner {
+
+// Consecutive pipeline ranks on one GPU kind of a cluster of several
+// (planner/mixed_pipeline.h): the kind by its hardware name.
+struct PlanSegment {
+  std::string kind;
+  int stages = 1;
+  int tp = 1;
+  friend bool operator==(const PlanSegment&, const PlanSegment&) = default;
+};
 
 struct PlanFile {
   std::string model;     // zoo name or path, as given
@@ -22,6 +32,11 @@ struct PlanFile {
   // finds in it on replay).
   std::string path = {};
   int layout_line = 0, layout_column = 0;
+  // A pipeline over several GPU kinds of the cluster `hardware` names, in
+  // pipeline order (its tp is the first one's); empty: one kind.
+  std::vector<PlanSegment> segments = {};
+  // The GPUs the plan takes: t x c x p x d, or each segment's stages x t x c x d.
+  long long gpus() const;
 };
 
 std::string write_plan_yaml(const PlanFile& plan);

@@ -18,6 +18,7 @@
 #include "planner/mixed_pipeline.h"
 #include "planner/mixed_search.h"
 #include "planner/model_simulation.h"
+#include "planner/plan_file.h"
 #include "planner/plan_search.h"
 #include "tests/cli_support.h"
 #include "tests/plan_request_support.h"
@@ -277,6 +278,75 @@ TEST(MixedPipeline, AKindAloneBestIsWrittenAsThatKindsNodesAndReplays) {
   ASSERT_EQ(replayed.code, 0) << replayed.err;
   EXPECT_DOUBLE_EQ(nlohmann::json::parse(replayed.out)["iteration_time_s"].get<double>(),
                    json["best"]["plan"]["best"]["iteration_time_s"].get<double>());
+}
+
+}  // namespace
+}  // namespace pipeplan::planner
+
+namespace pipeplan::planner {
+namespace {
+
+TEST(MixedPipeline, APlanOverKindsRoundTripsThroughItsFile) {
+  const std::string plan = testing::temp_path("mixed_plan.yaml");
+  const testing::CommandResult planned = testing::run(
+      "plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 128 --seq 4096 --json --out " + plan);
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  const nlohmann::json best = nlohmann::json::parse(planned.out)["best"];
+  ASSERT_TRUE(best["over_kinds"].get<bool>());
+  const PlanFile file = read_plan_yaml(plan);
+  ASSERT_EQ(file.segments.size(), best["segments"].size());
+  EXPECT_EQ(file.segments.front().kind, best["segments"][0]["kind"]);
+  EXPECT_EQ(file.gpus(), 64);
+  const testing::CommandResult replayed = testing::run("simulate --plan " + plan + " --json");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  const nlohmann::json replay = nlohmann::json::parse(replayed.out);
+  EXPECT_DOUBLE_EQ(replay["iteration_time_s"].get<double>(), best["plan"]["iteration_time_s"].get<double>());
+  EXPECT_FALSE(replay.contains("notes"));  // the file's own prediction comes back
+  EXPECT_EQ(replay["segments"].size(), file.segments.size());
+  // Written again, the file reads the same.
+  EXPECT_EQ(read_plan_yaml(testing::write_temp("mixed_plan_again.yaml", write_plan_yaml(file))).segments,
+            file.segments);
+  testing::expect_refused("simulate --plan " + plan + " --tp 2", "--tp: a plan over several GPU kinds replays as written");
+  testing::expect_refused("simulate --plan " + plan + " --explain", "--explain divides one kind's step");
+}
+
+TEST(MixedPipeline, APlanFilesSegmentsAreCheckedAtTheirLine) {
+  const std::string head = R"(model: llama3-8b
+hardware: mixed-h100-a100
+global_batch: 64
+seq: 4096
+tp: 1
+pp: 8
+dp: 8
+micro_batch_size: 1
+microbatches: 8
+schedule: 1F1B
+virtual: 1
+recompute: none
+sequence_parallel: true
+zero: 1
+layout: "Et*4|t*4|t*4|t*4|t*4|t*4|t*4|t*4L"
+)";
+  const auto refused = [&](const std::string& name, const std::string& tail, const std::string& expected) {
+    const std::string path = testing::write_temp(name, head + tail);
+    try {
+      read_plan_yaml(path);
+      ADD_FAILURE() << tail << " accepted";
+    } catch (const ParseError& error) {
+      EXPECT_NE(std::string(error.what()).find(expected), std::string::npos) << error.what();
+    }
+  };
+  refused("segments_sum.yaml", "gpus: 64\nsegments: [{kind: h100-sxm, stages: 4, tp: 1}, {kind: a100-80gb, stages: 3, tp: 1}]\n",
+          "the segments' stages add up to 7 and 'pp' is 8");
+  refused("segments_tp.yaml", "gpus: 96\nsegments: [{kind: h100-sxm, stages: 4, tp: 2}, {kind: a100-80gb, stages: 4, tp: 1}]\n",
+          "the first segment's tp is 2 and 'tp' is 1");
+  refused("segments_gpus.yaml", "gpus: 63\nsegments: [{kind: h100-sxm, stages: 4, tp: 1}, {kind: a100-80gb, stages: 4, tp: 1}]\n",
+          "'gpus' must equal the segments' stages x tp");
+  refused("segments_key.yaml", "gpus: 64\nsegments: [{kind: h100-sxm, stages: 4, tp: 1, pp: 2}, {kind: a100-80gb, stages: 4, tp: 1}]\n",
+          "pp");
+  const std::string unknown = testing::write_temp(
+      "segments_kind.yaml", head + "gpus: 64\nsegments: [{kind: h100-sxm, stages: 4, tp: 1}, {kind: b200, stages: 4, tp: 1}]\n");
+  testing::expect_refused("simulate --plan " + unknown, "'segments' names b200, and cluster mixed-h100-a100 has no such kind");
 }
 
 }  // namespace
