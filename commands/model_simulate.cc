@@ -301,6 +301,10 @@ CommandOutput replay_mixed_plan(const planner::PlanFile& plan, const ModelSimula
   if (options.explain) {
     throw InputError("--explain divides one kind's step into its terms, and this plan runs over several kinds: drop it");
   }
+  for (const auto& [flag, on] : {std::pair{"--offload", outputs.offload},
+                                 std::pair{"--recompute-in-bubbles", outputs.recompute_in_bubbles}}) {
+    if (on) throw InputError(fmt::format("{}: a plan over several GPU kinds replays as written; drop it", flag));
+  }
   const models::ClusterConfig cluster = models::load_cluster(plan.hardware);
   const std::vector<planner::KindPool> pools = planner::kind_pools(cluster);
   planner::MixedPipeline pipeline;
@@ -314,10 +318,14 @@ CommandOutput replay_mixed_plan(const planner::PlanFile& plan, const ModelSimula
     pipeline.segments.push_back({static_cast<std::size_t>(pool - pools.begin()), segment.stages, segment.tp});
   }
   const models::ModelConfig model = models::load_model(plan.model);
-  ModelRun run{model, pools[pipeline.segments.front().pool].hardware, planner::plan_setup(plan.plan, plan.seq_len),
+  ModelRun run{model, pools[pipeline.segments.front().pool].hardware, planner::mixed_setup(plan.plan, plan.seq_len),
                std::nullopt, std::nullopt, "", false, {}, {}};
   run.hardware.name = cluster.name;
-  run.setup.memory_cap_bytes = memory_cap_bytes(outputs);
+  // A cap is each rank's: no more than the smallest kind's memory.
+  if (outputs.memory_cap) {
+    for (const planner::KindPool& pool : pools) check_memory_cap(memory_cap_bytes(outputs), *outputs.memory_cap, pool.hardware);
+  }
+  run.setup.memory_cap_bytes = outputs.memory_cap ? memory_cap_bytes(outputs) : plan.memory_cap_bytes;
   run.setup.split = plan.layout.empty()
                         ? plan.plan.split
                         : planner::plan_layout_split(plan, model.layers, plan.plan.pp * plan.plan.virtual_stages);
@@ -329,7 +337,8 @@ CommandOutput replay_mixed_plan(const planner::PlanFile& plan, const ModelSimula
   std::vector<std::string> segments;
   nlohmann::ordered_json listed = nlohmann::ordered_json::array();
   for (const planner::PlanSegment& segment : plan.segments) {
-    segments.push_back(fmt::format("{} stages on {} (t={})", segment.stages, segment.kind, segment.tp));
+    segments.push_back(fmt::format("{} stage{} on {} (t={})", segment.stages, segment.stages == 1 ? "" : "s",
+                                   segment.kind, segment.tp));
     listed.push_back({{"kind", segment.kind}, {"stages", segment.stages}, {"tp", segment.tp}});
   }
   output.json["segments"] = std::move(listed);

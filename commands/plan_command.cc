@@ -298,7 +298,8 @@ CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterCo
   if (!report.search.found()) {
     std::string reasons;
     for (const planner::KindSearch& alone : report.search.alone) {
-      reasons += fmt::format("; {} alone: {}", report.search.pools[alone.pool].kind, alone.refused);
+      const planner::KindPool& pool = report.search.pools[alone.pool];
+      reasons += fmt::format("; {} alone ({} GPUs): {}", pool.kind, pool.gpus(), alone.refused);
     }
     throw InputError(fmt::format("no plan fits on {}: no pipeline over its kinds fits{}", cluster.name, reasons));
   }
@@ -311,7 +312,7 @@ CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterCo
         plan_report(options, kind_request, *alone.result, options.hardware + ":" + report.search.pools[alone.pool].kind);
   } else {
     const planner::MixedPlan& best = report.search.ranked.front();
-    planner::PipelineSetup setup = planner::plan_setup(best.plan, request.seq_len);
+    planner::PipelineSetup setup = planner::mixed_setup(best.plan, request.seq_len);
     setup.split = best.plan.split;
     setup.memory_cap_bytes = static_cast<std::int64_t>(request.memory_cap_bytes);
     report.mixed_best = planner::simulate_mixed(request.model, report.search.pools, cluster.tiers, best.pipeline, setup);

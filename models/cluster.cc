@@ -169,6 +169,20 @@ ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
     if (std::count_if(cluster.groups.begin(), cluster.groups.end(), [&](const NodeGroup& g) { return g.name == name; }) > 1) {
       throw_at(file, groups[i], fmt::format("node_groups[{}]: a second group named '{}'; give each its own name", i, name));
     }
+    // A kind is its hardware's name: two descriptions under one name would be planned as one.
+    const HardwareConfig& kind = cluster.groups.back().hardware;
+    for (std::size_t j = 0; j + 1 < cluster.groups.size(); ++j) {
+      const GpuSpec& a = cluster.groups[j].hardware.gpu;
+      const bool same = a.peak_flops_bf16 == kind.gpu.peak_flops_bf16 && a.memory_bytes == kind.gpu.memory_bytes &&
+                        a.memory_bandwidth == kind.gpu.memory_bandwidth &&
+                        cluster.groups[j].hardware.node_link.bandwidth == kind.node_link.bandwidth;
+      if (cluster.groups[j].hardware.name == kind.name && !same) {
+        throw_at(file, groups[i]["hardware"],
+                 fmt::format("node_groups[{}].hardware: a description named {} that differs from node_groups[{}]'s "
+                             "(GPU rate, memory or links); give it a name of its own",
+                             i, kind.name, j));
+      }
+    }
     gpus += static_cast<long long>(cluster.groups.back().nodes) * cluster.groups.back().gpus_per_node;
     if (gpus > kMaxGpus) {
       throw_at(file, groups[i], fmt::format("node_groups[{}]: the cluster reaches {} GPUs, over {}: check nodes and "

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/close_names.h"
 #include "common/error.h"
 #include "models/cluster.h"
 
@@ -65,15 +66,24 @@ ClusterConfig hardware_as_cluster(const HardwareConfig& hardware, int gpus) {
 }
 
 ClusterConfig cluster_kind(const ClusterConfig& cluster, const std::string& kind) {
-  ClusterConfig part{cluster.name + ":" + kind, cluster.source, {}, cluster.tiers};
   std::vector<std::string> kinds;
+  std::string found;
   for (const NodeGroup& group : cluster.groups) {
-    if (group.hardware.name == kind) part.groups.push_back(group);
-    if (std::find(kinds.begin(), kinds.end(), group.hardware.name) == kinds.end()) kinds.push_back(group.hardware.name);
+    const HardwareConfig& hardware = group.hardware;
+    if (std::find(kinds.begin(), kinds.end(), hardware.name) == kinds.end()) kinds.push_back(hardware.name);
+    // Its name or an alias, in any case and punctuation, as hardware names are read.
+    const bool named = name_key(hardware.name) == name_key(kind) ||
+                       std::any_of(hardware.aliases.begin(), hardware.aliases.end(),
+                                   [&](const std::string& alias) { return name_key(alias) == name_key(kind); });
+    if (named && !kind.empty()) found = hardware.name;
   }
-  if (part.groups.empty()) {
-    throw InputError(fmt::format("cluster {} has no {} nodes: its kinds are {}", cluster.name, kind,
-                                 fmt::join(kinds, ", ")));
+  if (found.empty()) {
+    throw InputError(fmt::format("cluster {} has no nodes of kind '{}': name one of its kinds after the colon ({})",
+                                 cluster.name, kind, fmt::join(kinds, ", ")));
+  }
+  ClusterConfig part{cluster.name + ":" + found, cluster.source, {}, cluster.tiers};
+  for (const NodeGroup& group : cluster.groups) {
+    if (group.hardware.name == found) part.groups.push_back(group);
   }
   return part;
 }

@@ -170,6 +170,8 @@ void MixedCandidates::add(const MixedPipeline& pipeline, int d, int b, const Rec
   // The common shape (t 1): sequence parallelism wherever a segment has t > 1 (segment_shape).
   models::TrainingShape shape = group_shape(request_, group, zero, recompute);
   shape.sequence_parallel = request_.sequence_parallel.value_or(true);
+  // Flags that apply with t > 1 as asked: segment_shape keeps them where its t allows.
+  shape.tp_comm_overlap = request_.runtime.tp_comm_overlap && shape.sequence_parallel;
   MixedLayout layout{pipeline, d, b, group.microbatches, recompute, shape, {}};
   for (const KindSegment& segment : pipeline.segments) {
     layout.segment_layers.push_back(&layers_of(segment.pool, segment_shape(shape, segment)));
@@ -178,7 +180,14 @@ void MixedCandidates::add(const MixedPipeline& pipeline, int d, int b, const Rec
 }
 
 bool MixedCandidates::runs(std::size_t choice, const MixedLayout& layout) const {
-  return generated_[choice] && layout.pipeline.pp() * schedules_[choice].virtual_stages <= layout.segment_layers.front()->blocks();
+  const int stages = layout.pipeline.pp() * schedules_[choice].virtual_stages;
+  return generated_[choice] && stages <= layout.segment_layers.front()->blocks() && fits_given_split(stages);
+}
+
+// A user's split (--layers, --layout) fixes the stage count.
+bool MixedCandidates::fits_given_split(int stages) const {
+  if (request_.layer_counts) return static_cast<int>(request_.layer_counts->size()) == stages;
+  return !request_.layout || layout_stage_count(*request_.layout) == stages;
 }
 
 // One chunk per rank: each rank runs its one stage's passes once per
@@ -211,7 +220,9 @@ std::vector<MixedPending> MixedCandidates::candidates_of(const MixedPending& ent
   for (std::size_t choice = 0; choice < schedules_.size(); ++choice) {
     if (!generated_[choice]) continue;
     if (!runs(choice, layout)) {
-      ++result_.rejected["more pipeline stages than layers"];
+      const int stages = layout.pipeline.pp() * schedules_[choice].virtual_stages;
+      ++result_.rejected[fits_given_split(stages) ? "more pipeline stages than layers"
+                                                  : "stage count differs from the given split"];
       continue;
     }
     ++result_.candidates;
@@ -401,7 +412,7 @@ std::optional<MixedPlan> MixedCandidates::replay(const MixedPending& candidate) 
   group.micro_batch_size = layout.micro_batch_size;
   group.microbatches = layout.microbatches;
   MixedPlan plan{layout.pipeline, describe_candidate(group, layout.shape, choice)};
-  PipelineSetup setup = plan_setup(plan.plan, layout.shape.seq_len);
+  PipelineSetup setup = mixed_setup(plan.plan, layout.shape.seq_len);
   setup.memory_cap_bytes = static_cast<std::int64_t>(request_.memory_cap_bytes);
   const sim::Schedule schedule = run_schedule(choice.name, {group.pp, group.microbatches, choice.virtual_stages, 0}, false);
   sim::SimulationOptions options;

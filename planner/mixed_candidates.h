@@ -67,6 +67,7 @@ class MixedCandidates {
   void segments(const std::vector<std::size_t>& order, int d, MixedPipeline& pipeline);
   void add(const MixedPipeline& pipeline, int d, int b, const RecomputeChoice& recompute);
   bool runs(std::size_t choice, const MixedLayout& layout) const;
+  bool fits_given_split(int stages) const;
   double one_chunk_bound_s(const MixedLayout& layout) const;
   const ScheduleContext* schedule_of(std::size_t choice, int pp, int microbatches);
   const LayerContext& layers_of(std::size_t pool, const models::TrainingShape& shape);

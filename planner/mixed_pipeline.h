@@ -18,6 +18,7 @@
 #include "models/training_shape.h"
 #include "planner/layer_table.h"
 #include "planner/model_simulation.h"
+#include "planner/plan_search.h"
 #include "planner/stage_costs.h"
 #include "planner/stage_split.h"
 #include "sim/schedule.h"
@@ -57,9 +58,14 @@ struct MixedPipeline {
 // by pool); InputError naming the kind where a pool has fewer.
 void check_pool_gpus(const MixedPipeline& pipeline, const std::vector<KindPool>& pools, int dp);
 
-// A segment's training shape: `shape` with its t (sequence parallelism
-// kept where t > 1).
+// A segment's training shape: `shape` with its t (sequence parallelism and
+// the TP overlap, as `shape` asks for them, where t > 1).
 models::TrainingShape segment_shape(const models::TrainingShape& shape, const KindSegment& segment);
+
+// What a plan over kinds runs with (plan_setup): its shape asks for
+// sequence parallelism and the TP overlap as the plan does, each segment
+// taking them where its t allows (segment_shape).
+PipelineSetup mixed_setup(const PlanCandidate& plan, int seq_len);
 
 // Each pipeline rank's node (its NVLink domain's first node, by the
 // cluster's count) and its port's links at each tier.

@@ -21,6 +21,16 @@ std::vector<int> rank_layer_counts(const ModelSimulation& simulation) {
   return counts;
 }
 
+bool some_tp(const MixedPipeline& pipeline) {
+  return std::any_of(pipeline.segments.begin(), pipeline.segments.end(),
+                     [](const KindSegment& segment) { return segment.tp > 1; });
+}
+
+bool one_tp(const MixedPipeline& pipeline) {
+  return std::all_of(pipeline.segments.begin(), pipeline.segments.end(),
+                     [&](const KindSegment& segment) { return segment.tp == pipeline.segments.front().tp; });
+}
+
 std::string kinds_text(const MixedSearchResult& search) {
   std::vector<std::string> parts;
   for (const KindPool& pool : search.pools) parts.push_back(fmt::format("{} {}", pool.gpus(), pool.kind));
@@ -52,9 +62,9 @@ std::string alone_lines(const MixedSearchResult& search) {
       continue;
     }
     const PlanCandidate& c = alone.result->ranked.front();
-    text += fmt::format("  {:<12} {:>5} GPUs: t={} p={} d={}, {}, {:.1f} ms, {:.0f} tokens/s\n", pool.kind,
-                        pool.gpus(), c.tp, c.pp, c.dp, candidate_schedule_label(c), c.iteration_time_s * 1e3,
-                        c.tokens_per_s);
+    text += fmt::format("  {:<12} {:>5} GPUs: t={}{} p={} d={}, {}, {:.1f} ms, {:.0f} tokens/s\n", pool.kind,
+                        pool.gpus(), c.tp, c.cp > 1 ? fmt::format(" c={}", c.cp) : "", c.pp, c.dp,
+                        candidate_schedule_label(c), c.iteration_time_s * 1e3, c.tokens_per_s);
   }
   return text;
 }
@@ -85,10 +95,7 @@ std::string mixed_table(const MixedSearchResult& search) {
 }  // namespace
 
 std::string mixed_framework_line(const MixedPipeline& pipeline) {
-  const int tp = pipeline.segments.front().tp;
-  const bool one_tp = std::all_of(pipeline.segments.begin(), pipeline.segments.end(),
-                                  [&](const KindSegment& segment) { return segment.tp == tp; });
-  if (one_tp) {
+  if (one_tp(pipeline)) {
     return "PyTorch's pipelining (torch.distributed.pipelining) can run it: each stage is a module built on its own "
            "ranks, so the split above is given by hand; Megatron-LM cannot (one GPU kind per job, "
            "NVIDIA/Megatron-LM#1757)";
@@ -184,8 +191,16 @@ std::string mixed_report_text(const MixedReport& report) {
                         candidate_recompute_label(plan),
                         plan.zero != models::ZeroStage::kNone ? fmt::format(", ZeRO-{}", static_cast<int>(plan.zero))
                                                                : "",
-                        plan.sequence_parallel ? ", sequence parallel where t > 1" : "",
+                        plan.sequence_parallel && some_tp(best.pipeline) ? ", sequence parallel where t > 1" : "",
                         mixed_framework_line(best.pipeline));
+    if (!one_tp(best.pipeline)) {
+      const auto runnable = std::find_if(search.ranked.begin(), search.ranked.end(),
+                                         [](const MixedPlan& plan) { return one_tp(plan.pipeline); });
+      text += runnable == search.ranked.end()
+                  ? "  none of the top plans over kinds has one t: --tp fixes one for every kind\n"
+                  : fmt::format("  the fastest with one t for every kind is #{} of the table below ({:.1f} ms)\n",
+                                runnable - search.ranked.begin() + 1, runnable->plan.iteration_time_s * 1e3);
+    }
     text += model_simulation_to_text(*report.mixed_best);
   }
   if (!search.ranked.empty()) {

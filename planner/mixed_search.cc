@@ -37,14 +37,14 @@ void mixed_request_check(const PlanRequest& request, const models::ClusterConfig
     sizes.push_back(fmt::format("{} {}", option, *size));
   }
   if (fixed > cluster.gpus()) {
-    throw InputError(fmt::format("{} take {} GPUs, more than {} has ({}): fix smaller sizes", fmt::join(sizes, " x "),
-                                 fixed, cluster.name, fmt::join(kinds, ", ")));
+    throw InputError(fmt::format("{} {} {} GPUs, more than {} has ({}): fix smaller sizes", fmt::join(sizes, " x "),
+                                 sizes.size() == 1 ? "takes" : "take", fixed, cluster.name, fmt::join(kinds, ", ")));
   }
   const auto refuse = [&](const char* what) {
     throw InputError(fmt::format("{} is not built for clusters of several GPU kinds ({}): drop it", what, cluster.name));
   };
   if (request.cp.value_or(1) != 1) refuse("--cp above 1");
-  if (request.ep || request.etp) refuse("--ep / --etp");
+  if (request.ep.value_or(1) != 1 || request.etp) refuse("--ep above 1 and --etp");
   if (request.profile) refuse("--profile (one kind's measurements)");
   if (request.rank_order.value_or(false)) refuse("--rank-order tp-pp-dp");
   if (request.allow_cross_node_tp) refuse("--allow-cross-node-tp");
@@ -69,7 +69,12 @@ MixedSearchResult search_mixed_plans(const PlanRequest& request, const models::C
     KindSearch search{pool, std::nullopt, ""};
     try {
       search.result = search_plans(alone, top_k);
-      if (search.result->ranked.empty()) search.refused = "no plan fits its memory";
+      if (search.result->ranked.empty()) {
+        const std::optional<PlanCandidate>& lowest = search.result->lowest_peak;
+        search.refused = lowest ? fmt::format("no plan fits its memory (the smallest peak found is {:.2f} GiB)",
+                                              static_cast<double>(lowest->max_peak_bytes) / (1 << 30))
+                                : "no plan fits its memory";
+      }
     } catch (const InputError& error) {
       search.refused = error.what();
       search.result.reset();

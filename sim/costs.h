@@ -20,8 +20,9 @@ struct StageCost {
   std::int64_t activation_bytes = 0;   // M_B
   std::int64_t weight_grad_bytes = 0;  // M_W
   std::int64_t logits_bytes = 0;       // of M_B: output-layer logits, reported apart
-  // Payload of one point-to-point message to a neighbour stage (activation
-  // forward, input gradient backward).
+  // Payload of one point-to-point message across the boundary after this
+  // stage: the activation it sends forward, and the input gradient the next
+  // stage sends back (the last stage's is unused).
   std::int64_t send_bytes = 0;
   // Of forward_s and backward_input_s: communication inside the pass (a
   // mixture of experts' token dispatch and combine) that an overlapped pair

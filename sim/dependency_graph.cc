@@ -38,7 +38,8 @@ class GraphBuilder {
 
   double transfer_time_s(int src_stage, int dst_stage) const {
     if (timing_.costs == nullptr) return 0;
-    const std::int64_t bytes = timing_.costs->stages[static_cast<std::size_t>(src_stage)].send_bytes;
+    // The message crosses the boundary after the lower of the two stages.
+    const std::int64_t bytes = timing_.costs->stages[static_cast<std::size_t>(std::min(src_stage, dst_stage))].send_bytes;
     return timing_.topology->spec(schedule_.rank_of(src_stage), schedule_.rank_of(dst_stage)).transfer_time_s(bytes);
   }
 

@@ -260,7 +260,8 @@ class Engine {
       throw ScheduleError(fmt::format("rank {}: {} has no peer on another rank", rank, to_string(send)));
     }
     Link& link = links_[static_cast<std::size_t>(link_id)];
-    const std::int64_t bytes = costs_.stages[static_cast<std::size_t>(send.stage)].send_bytes;
+    // The message crosses the boundary after the lower of the two stages.
+    const std::int64_t bytes = costs_.stages[static_cast<std::size_t>(std::min(send.stage, dst_stage))].send_bytes;
     Transfer transfer{data_key(dst_stage, send.microbatch, forward ? kActivation : kGradient),
                       rank,
                       schedule_.rank_of(dst_stage),

@@ -112,7 +112,8 @@ class ProgramReplay {
       LinkState& link = links_[static_cast<std::size_t>(it->second)];
       link.shared = link.shared || (link.source >= 0 && link.source != src);
       link.source = src;
-      const std::int64_t bytes = costs.stages[static_cast<std::size_t>(stage)].send_bytes;
+      // The message crosses the boundary after the lower of the two stages.
+      const std::int64_t bytes = costs.stages[static_cast<std::size_t>(std::min(stage, to_stage))].send_bytes;
       return Crossing{it->second, topology.spec(src, dst).transfer_time_s(bytes)};
     };
     for (int stage = 0; stage < schedule_.stages; ++stage) {

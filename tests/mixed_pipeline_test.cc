@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "common/error.h"
@@ -262,7 +264,11 @@ TEST(MixedPipeline, PlanReportsAMixedPoolAndRefusesWhatItCannotTake) {
   testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --tp 8 --pp 16",
                           "--tp 8 x --pp 16 take 128 GPUs, more than mixed-h100-a100 has");
   testing::expect_refused("simulate --model llama3-8b --hardware mixed-h100-a100:b200 --pp 2",
-                          "cluster mixed-h100-a100 has no b200 nodes: its kinds are h100-sxm, a100-80gb");
+                          "cluster mixed-h100-a100 has no nodes of kind 'b200': name one of its kinds after the colon "
+                          "(h100-sxm, a100-80gb)");
+  // Kinds answer to their aliases, as hardware names do.
+  const testing::CommandResult alias = testing::run("simulate --model llama3-8b --hardware mixed-h100-a100:H100 --pp 4 --tp 8");
+  EXPECT_EQ(alias.code, 0) << alias.err;
 }
 
 TEST(MixedPipeline, AKindAloneBestIsWrittenAsThatKindsNodesAndReplays) {
@@ -347,6 +353,77 @@ layout: "Et*4|t*4|t*4|t*4|t*4|t*4|t*4|t*4L"
   const std::string unknown = testing::write_temp(
       "segments_kind.yaml", head + "gpus: 64\nsegments: [{kind: h100-sxm, stages: 4, tp: 1}, {kind: b200, stages: 4, tp: 1}]\n");
   testing::expect_refused("simulate --plan " + unknown, "'segments' names b200, and cluster mixed-h100-a100 has no such kind");
+}
+
+}  // namespace
+}  // namespace pipeplan::planner
+
+namespace pipeplan::planner {
+namespace {
+
+TEST(MixedPipeline, BackwardMessagesCarryTheGradientAtTheirBoundary) {
+  // The last stage's input gradients go back as large as the activations
+  // came (its own boundary, after the output layer, carries nothing).
+  const std::string trace = testing::temp_path("boundary_trace.json");
+  const testing::CommandResult run = testing::run(
+      "simulate --model llama3-8b --hardware h100-sxm --pp 2 --microbatches 2 --seq 4096 --trace " + trace);
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::ifstream in(trace);
+  const nlohmann::json events = nlohmann::json::parse(in)["traceEvents"];
+  std::map<std::string, std::int64_t> bytes;
+  for (const nlohmann::json& event : events) {
+    if (event.contains("args") && event["args"].contains("bytes")) {
+      bytes[event["name"].get<std::string>()] = event["args"]["bytes"].get<std::int64_t>();
+    }
+  }
+  // b x s x h bf16: 1 x 4096 x 4096 x 2 bytes.
+  EXPECT_EQ(bytes.at("0SEND_F0"), 4096LL * 4096 * 2);
+  EXPECT_EQ(bytes.at("1SEND_B0"), 4096LL * 4096 * 2);
+}
+
+TEST(MixedPipeline, ReplaysAndSearchesHonourEveryKindsCapAndFlags) {
+  const std::string plan = testing::temp_path("mixed_cap_plan.yaml");
+  const testing::CommandResult planned = testing::run(
+      "plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 128 --seq 4096 --memory-cap 60GiB "
+      "--tp 2 --tp-comm-overlap --json --out " + plan);
+  ASSERT_EQ(planned.code, 0) << planned.err;
+  const nlohmann::json best = nlohmann::json::parse(planned.out)["best"];
+  ASSERT_TRUE(best["over_kinds"].get<bool>());
+  EXPECT_TRUE(best["plan"]["tp_comm_overlap"].get<bool>());
+  // The plan's cap comes back with it; a cap above a kind's memory is refused.
+  const testing::CommandResult replayed = testing::run("simulate --plan " + plan + " --json");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  const nlohmann::json replay = nlohmann::json::parse(replayed.out);
+  EXPECT_EQ(replay["memory_limit_bytes"].get<std::int64_t>(), 60LL << 30);
+  EXPECT_DOUBLE_EQ(replay["iteration_time_s"].get<double>(), best["plan"]["iteration_time_s"].get<double>());
+  testing::expect_refused("simulate --plan " + plan + " --memory-cap 100GiB", "--memory-cap 100GiB is more than");
+  testing::expect_refused("simulate --plan " + plan + " --offload", "--offload: a plan over several GPU kinds");
+  // A given split fixes the stage count over kinds too.
+  const testing::CommandResult split = testing::run(
+      "plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 128 --seq 4096 --layers "
+      "4,4,4,4,4,4,4,4 --json");
+  ASSERT_EQ(split.code, 0) << split.err;
+  for (const nlohmann::json& row : nlohmann::json::parse(split.out)["over_kinds"]["top"]) {
+    EXPECT_EQ(row["stage_layers"], nlohmann::json::parse("[4,4,4,4,4,4,4,4]"));
+  }
+}
+
+TEST(MixedPipeline, TwoDescriptionsUnderOneNameAreRefused) {
+  const std::string small = testing::write_temp("h100-40.yaml", R"(name: h100-sxm
+base: h100-sxm
+gpu: {memory: 40GiB}
+)");
+  const std::string cluster = testing::write_temp("same-name.yaml", "name: same\nnode_groups:\n"
+      "  - {name: big, hardware: h100-sxm, nodes: 1}\n  - {name: small, hardware: " + small + ", nodes: 1}\n"
+      "network:\n  - {tier: leaf, latency: 1us}\n");
+  try {
+    models::load_cluster(cluster);
+    ADD_FAILURE() << "two h100-sxm descriptions accepted";
+  } catch (const ParseError& error) {
+    EXPECT_NE(std::string(error.what()).find("node_groups[1].hardware: a description named h100-sxm that differs"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace
