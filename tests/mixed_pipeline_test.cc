@@ -403,7 +403,8 @@ TEST(MixedPipeline, ReplaysAndSearchesHonourEveryKindsCapAndFlags) {
       "plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 128 --seq 4096 --layers "
       "4,4,4,4,4,4,4,4 --json");
   ASSERT_EQ(split.code, 0) << split.err;
-  for (const nlohmann::json& row : nlohmann::json::parse(split.out)["over_kinds"]["top"]) {
+  const nlohmann::json rows = nlohmann::json::parse(split.out)["over_kinds"]["top"];
+  for (const nlohmann::json& row : rows) {
     EXPECT_EQ(row["stage_layers"], nlohmann::json::parse("[4,4,4,4,4,4,4,4]"));
   }
 }
