@@ -183,15 +183,8 @@ ModelSimulation simulate_mixed(const models::ModelConfig& model, const std::vect
   ModelSimulation result =
       simulate_rank_platforms(schedule, costs, std::move(split), mixed_platforms(pipeline, pools, setup.shape),
                               mixed_topology(pipeline, pools, tiers, setup.shape.dp), setup, flops, options);
-  std::vector<std::vector<std::string>> names(static_cast<std::size_t>(schedule.ranks));
-  for (int stage = 0; stage < schedule.stages; ++stage) {
-    const LayerTable& table = tables[pipeline.segment_of(schedule.rank_of(stage))];
-    auto& rank_names = names[static_cast<std::size_t>(schedule.rank_of(stage))];
-    for (int layer = result.split.first_layer(stage); layer < result.split.end_layer(stage); ++layer) {
-      rank_names.push_back(table.name(layer));
-    }
-  }
-  result.layers = std::move(names);
+  // Layer names are the model's, whatever kind or t times them.
+  result.layers = rank_layer_names(tables.front(), result.split, schedule);
   result.schedule = schedule;
   return result;
 }
