@@ -89,6 +89,12 @@ double unfused_attention_s(const AttentionWork& core, const GpuSpec& gpu) {
 // one needs is on the CP group's link (P2P, one direction). What a step's
 // compute cannot cover waits; what it covers slows it by the SMs the
 // transfer holds.
+// One step's block on the CP group's link (c ranks, t apart).
+double ring_transfer_s(const AttentionWork& core, const HardwareConfig& hardware, const TrainingShape& shape) {
+  const LinkSpec link = link_for_group(hardware, core.ring, shape.tp);
+  return at_rate(core.exchange_bytes, link.bandwidth, "node.link_bandwidth or network.bandwidth") + link.latency_s;
+}
+
 struct RingSteps {
   double compute_s = 0;
   double exposed_s = 0;
@@ -103,9 +109,7 @@ RingSteps ring_attention(const AttentionWork& core, const HardwareConfig& hardwa
   }
   const double later = off_diagonal_step_s(core, hardware.gpu);
   steps.compute_s = diagonal + (core.ring - 1) * later;
-  const LinkSpec link = link_for_group(hardware, core.ring, shape.tp);
-  const double transfer =
-      at_rate(core.exchange_bytes, link.bandwidth, "node.link_bandwidth or network.bandwidth") + link.latency_s;
+  const double transfer = ring_transfer_s(core, hardware, shape);
   // c - 1 transfers, beside steps 0 .. c - 2.
   steps.exposed_s = std::max(0.0, transfer - diagonal) + (core.ring - 2) * std::max(0.0, transfer - later);
   steps.hidden_s = (core.ring - 1) * transfer - steps.exposed_s;
@@ -204,6 +208,30 @@ double shard_s(const PassWork& pass, const HardwareConfig& hardware, const Train
   return seconds - hidden + contention_s(hidden, hardware.gpu);
 }
 
+// How long the pass's collectives hold the network port: each group (TP,
+// CP's ring, ZeRO's replicas, the experts' all-to-all) whose GPUs leave
+// their NVLink domain, for all its time, whatever compute hides it.
+double network_port_s(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape) {
+  double seconds = 0;
+  const auto off_node = [&](int ranks, long long stride) { return ranks > 1 && !on_node_link(hardware, ranks * stride); };
+  if (off_node(shape.tp, 1)) {
+    const LinkSpec link = link_for_group(hardware, shape.tp, 1);
+    for (const CollectiveWork& call : pass.collectives) seconds += call.count * collective_s(call, shape.tp, link);
+  }
+  for (const AttentionWork& core : pass.attention) {
+    if (shape.flash_attention && core.heads > 0 && core.seq > 0 && off_node(core.ring, shape.tp)) {
+      seconds += (core.ring - 1) * ring_transfer_s(core, hardware, shape);
+    }
+  }
+  const int replicas = shape.weight_replicas();
+  if (off_node(replicas, shape.replica_stride())) {
+    const LinkSpec link = link_for_group(hardware, replicas, shape.replica_stride());
+    for (const CollectiveWork& call : pass.shard_collectives) seconds += call.count * collective_s(call, replicas, link);
+  }
+  if (off_node(shape.ep, shape.expert_tp())) seconds += expert_s(pass, hardware, shape);
+  return seconds;
+}
+
 }  // namespace
 
 PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const TrainingShape& shape) {
@@ -216,6 +244,7 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
   terms.tp_comm_s = tensor_parallel_s(pass, hardware, shape, terms.gemm_s);
   terms.shard_comm_s = shard_s(pass, hardware, shape, terms.gemm_s + terms.attention_s + terms.elementwise_s);
   terms.expert_comm_s = expert_s(pass, hardware, shape);
+  terms.network_port_s = network_port_s(pass, hardware, shape);
   return terms;
 }
 
@@ -235,8 +264,16 @@ LayerTimes layer_times(const LayerCost& layer, const HardwareConfig& hardware, c
   const double recompute = layer.recompute_flops > 0 || layer.recompute.memory_bytes > 0
                                ? std::min(pass_time_s(layer.recompute, hardware, shape), backward_input.total_s())
                                : 0.0;
-  return {forward.total_s(), backward_input.total_s(), pass_time_s(layer.backward_weight, hardware, shape),
-          forward.expert_comm_s, backward_input.expert_comm_s, recompute};
+  // The recomputed forward in the backward runs its collectives again.
+  const double recompute_network = recompute > 0 ? pass_terms(layer.recompute, hardware, shape).network_port_s : 0;
+  return {forward.total_s(),
+          backward_input.total_s(),
+          pass_time_s(layer.backward_weight, hardware, shape),
+          forward.expert_comm_s,
+          backward_input.expert_comm_s,
+          recompute,
+          forward.network_port_s,
+          backward_input.network_port_s + recompute_network};
 }
 
 // nccl-tests' bus-bandwidth factors: all-reduce 2(n-1)/n in 2(n-1) steps

@@ -23,6 +23,11 @@ struct LayerTimes {
   double backward_input_comm_s = 0;
   // Of backward_input_s: the recomputed forward (0 without recomputation).
   double recompute_s = 0;
+  // How long each pass's collectives hold the GPU's network port (those
+  // whose group leaves its NVLink domain, hidden or not; PassTerms::
+  // network_port_s): the stage-to-stage messages share the port with them.
+  double forward_network_s = 0;
+  double backward_input_network_s = 0;
 };
 
 // One pass's time by kind of work: the terms pass_time_s adds up.
@@ -34,6 +39,10 @@ struct PassTerms {
   double cp_comm_s = 0;      // context parallelism's ring transfers, the part not hidden behind attention
   double shard_comm_s = 0;   // ZeRO-2/3's gathers and reduce-scatters, the part not hidden behind the pass
   double expert_comm_s = 0;  // MoE token dispatch and combine: all-to-alls over ep, gathers over etp
+  // Not a term of the time: how long the collectives above whose groups
+  // leave their NVLink domain hold the GPU's network port, the parts hidden
+  // behind compute included.
+  double network_port_s = 0;
   double total_s() const {
     return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s + expert_comm_s;
   }

@@ -54,9 +54,9 @@ const models::HardwareConfig& checked_precision(const models::HardwareConfig& ha
 
 LayerTable::LayerTable(std::size_t layers) {
   for (std::vector<double>* prefix :
-       {&forward_, &backward_input_, &backward_weight_, &forward_comm_, &backward_input_comm_, &forward_overhead_,
-        &backward_overhead_, &params_, &expert_params_, &activation_, &weight_grad_, &logits_, &fp8_copies_,
-        &recompute_, &recompute_bytes_}) {
+       {&forward_, &backward_input_, &backward_weight_, &forward_comm_, &backward_input_comm_, &forward_network_,
+        &backward_input_network_, &forward_overhead_, &backward_overhead_, &params_, &expert_params_, &activation_,
+        &weight_grad_, &logits_, &fp8_copies_, &recompute_, &recompute_bytes_}) {
     prefix->reserve(layers + 1);
     prefix->push_back(0.0);
   }
@@ -116,6 +116,8 @@ void LayerTable::append(const std::string& name, const models::LayerCost& layer,
   push_prefix(backward_weight_, times.backward_weight_s);
   push_prefix(forward_comm_, times.forward_comm_s);
   push_prefix(backward_input_comm_, times.backward_input_comm_s);
+  push_prefix(forward_network_, times.forward_network_s);
+  push_prefix(backward_input_network_, times.backward_input_network_s);
   push_prefix(forward_overhead_, overheads.forward_s);
   push_prefix(backward_overhead_, overheads.backward_s);
   push_prefix(params_, static_cast<double>(layer.params_per_rank));
@@ -132,11 +134,13 @@ void LayerTable::append(const std::string& name, const models::LayerCost& layer,
 
 void LayerTable::finish() {
   const auto passes = [&](int k) {
-    return std::array<double, 7>{forward_s(k, k + 1),
+    return std::array<double, 9>{forward_s(k, k + 1),
                                  backward_input_s(k, k + 1),
                                  backward_weight_s(k, k + 1),
                                  forward_comm_s(k, k + 1),
                                  backward_input_comm_s(k, k + 1),
+                                 forward_network_s(k, k + 1),
+                                 backward_input_network_s(k, k + 1),
                                  range(forward_overhead_, k, k + 1),
                                  range(backward_overhead_, k, k + 1)};
   };

@@ -35,6 +35,10 @@ class LayerTable {
   // combine, which a paired schedule may hide (models::LayerTimes).
   double forward_comm_s(int i, int j) const { return range(forward_comm_, i, j); }
   double backward_input_comm_s(int i, int j) const { return range(backward_input_comm_, i, j); }
+  // How long each pass's collectives hold the network port
+  // (models::LayerTimes::forward_network_s); 0 with measured times.
+  double forward_network_s(int i, int j) const { return range(forward_network_, i, j); }
+  double backward_input_network_s(int i, int j) const { return range(backward_input_network_, i, j); }
   double time_s(int i, int j) const { return forward_s(i, j) + backward_input_s(i, j) + backward_weight_s(i, j); }
   // Outside the kernels, per micro-batch: what a stage of layers [i, j)
   // adds to its forward and to its input-gradient pass (the hardware's
@@ -91,6 +95,7 @@ class LayerTable {
   double shared_network_bandwidth_ = 0;
   std::vector<double> forward_, backward_input_, backward_weight_;  // prefix sums (size n + 1)
   std::vector<double> forward_comm_, backward_input_comm_;          // prefix sums
+  std::vector<double> forward_network_, backward_input_network_;    // prefix sums
   std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums
   std::vector<double> params_, expert_params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
   std::vector<double> recompute_, recompute_bytes_;                  // prefix sums

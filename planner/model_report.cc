@@ -38,6 +38,7 @@ constexpr TermColumn kTermColumns[] = {
     {"zero_comm_exposed_s", "ZeRO comm", &StepTerms::shard_comm_s},
     {"expert_comm_exposed_s", "EP comm", &StepTerms::expert_comm_s},
     {"overhead_s", "overhead", &StepTerms::overhead_s},
+    {"port_shared_s", "port shared", &StepTerms::port_shared_s},
     {"p2p_exposed_s", "P2P exposed", &StepTerms::p2p_exposed_s},
     {"bubble_s", "bubble", &StepTerms::bubble_s},
     {"dp_sync_exposed_s", "DP sync", &StepTerms::dp_sync_s},
@@ -118,6 +119,9 @@ nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulatio
   }
   if (!simulation.terms.empty()) json["step_terms"] = terms_json(simulation.terms);
   add_expert_comm_json(simulation, json);
+  if (std::any_of(simulation.port_shared_s.begin(), simulation.port_shared_s.end(), [](double s) { return s > 0; })) {
+    json["port_shared_per_rank_s"] = simulation.port_shared_s;
+  }
   return json;
 }
 
@@ -149,6 +153,12 @@ std::string model_simulation_summary(const ModelSimulation& simulation) {
         "  expert all-to-all      {:>12}   exposed on the rank with most ({:.1f} % of the step), {} hidden by "
         "paired passes\n",
         format_ms(share.exposed_s), 100 * share.exposed_s / simulation.iteration_time_s, format_ms(share.hidden_s));
+  }
+  if (const auto most = std::max_element(simulation.port_shared_s.begin(), simulation.port_shared_s.end());
+      most != simulation.port_shared_s.end() && *most > 0) {
+    text += fmt::format("  network port shared    {:>12}   passes slowed by stage-to-stage messages on the port their "
+                        "collectives use, on the rank with most\n",
+                        format_ms(*most));
   }
   text += fmt::format("  layout                 {}\n", format_layout(simulation.split));
   text += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10}  {}\n", "rank", "weights", "grads",

@@ -13,167 +13,26 @@
 #include "models/time_model.h"
 #include "planner/profile_costs.h"
 #include "planner/searched_order.h"
+#include "planner/step_overhead.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
+#include "sim/port_sharing.h"
 #include "sim/search/searched_schedule.h"
 
 namespace pipeplan::planner {
 namespace {
-
-// The ranks holding the same weights and how far apart they are: the
-// dense weights' d x c replicas (t apart), or the routed experts' expert
-// data-parallel replicas (ep x etp apart, Megatron's expert rank order).
-struct ReplicaGroup {
-  int ranks = 1;
-  int stride = 1;
-};
-ReplicaGroup dense_group(const models::TrainingShape& shape) {
-  return {shape.weight_replicas(), shape.replica_stride()};
-}
-ReplicaGroup expert_group(const models::TrainingShape& shape) {
-  return {shape.expert_replicas(), shape.ep * shape.expert_tp()};
-}
-
-// Megatron reduces gradients over the data-parallel group (with context
-// parallelism, its d x c ranks holding the same weights, t apart): an all-reduce of
-// the gradient buffers (fp32, or bf16 with --grad-reduce-in-bf16), or with
-// the distributed optimizer a reduce-scatter of them and, after the
-// optimizer, an all-gather of the bf16 weights.
-double group_reduce_s(double params, ReplicaGroup group, const models::HardwareConfig& hardware,
-                      const models::TrainingShape& shape) {
-  if (group.ranks <= 1 || params <= 0) return 0;
-  const models::LinkSpec link = models::link_for_group(hardware, group.ranks, group.stride);
-  const double bytes = shape.gradient_bytes() * params;
-  if (shape.zero == models::ZeroStage::kNone) return models::all_reduce_s(bytes, group.ranks, link);
-  // ZeRO-2/3 unpipelined reduce-scatter each micro-batch's gradients in its
-  // backward; pipelined, once per step as the distributed optimizer does.
-  return shape.shards_once_per_step() ? models::reduce_scatter_s(bytes, group.ranks, link) : 0;
-}
-
-double group_gather_s(double params, ReplicaGroup group, const models::HardwareConfig& hardware,
-                      const models::TrainingShape& shape) {
-  // The updated shards gathered once per step; ZeRO-3 unpipelined gathers
-  // the weights where each layer needs them instead.
-  const bool per_layer = shape.zero == models::ZeroStage::kWeights && !shape.pipelined;
-  if (group.ranks <= 1 || params <= 0 || shape.zero == models::ZeroStage::kNone || per_layer) return 0;
-  return models::all_gather_s(2 * params, group.ranks, models::link_for_group(hardware, group.ranks, group.stride));
-}
-
-// The dense weights' and the experts' buffers, one after the other.
-double gradient_reduce_s(RankParams params, const models::HardwareConfig& hardware,
-                         const models::TrainingShape& shape) {
-  return group_reduce_s(params.all - params.expert, dense_group(shape), hardware, shape) +
-         group_reduce_s(params.expert, expert_group(shape), hardware, shape);
-}
-double param_gather_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  return group_gather_s(params.all - params.expert, dense_group(shape), hardware, shape) +
-         group_gather_s(params.expert, expert_group(shape), hardware, shape);
-}
-
-// Not overlapped, the whole synchronisation waits for the pipeline; the
-// overlapped parts are bounded below by nothing.
-double gradient_sync_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  return (shape.overlap_grad_reduce ? 0 : gradient_reduce_s(params, hardware, shape)) +
-         (shape.overlap_param_gather ? 0 : param_gather_s(params, hardware, shape));
-}
-
-// A share of a chunk's parameters and when it is ready to reduce (its
-// gradients final) or needed (its first forward starts).
-struct SyncPiece {
-  double at_s = 0;
-  RankParams params;
-};
-
-// Megatron reduces and gathers in buckets of a few layers; here one piece
-// per layer. The last backward of a chunk finishes its layers' gradients
-// last layer first, evenly over the pass; its first forward needs them
-// first layer first.
-void add_pieces(std::vector<SyncPiece>& reduce, std::vector<SyncPiece>& gather, const sim::SimulationReport& report,
-                const sim::Schedule& schedule, const ModelStageCosts& costs, const StageSplit& split, int stage) {
-  const auto index = static_cast<std::size_t>(stage);
-  const sim::StageCost& cost = costs.costs.stages[index];
-  const bool split_weights = std::any_of(schedule.actions[static_cast<std::size_t>(schedule.rank_of(stage))].begin(),
-                                         schedule.actions[static_cast<std::size_t>(schedule.rank_of(stage))].end(),
-                                         [](const sim::Action& a) { return a.kind == sim::OpKind::kBackwardWeight; });
-  const double backward = split_weights ? cost.backward_weight_s : cost.backward_input_s + cost.backward_weight_s;
-  const int layers = std::max(1, split.end_layer(stage) - split.first_layer(stage));
-  const RankParams share{costs.stage_params[index].all / layers, costs.stage_params[index].expert / layers};
-  for (int k = 0; k < layers; ++k) {
-    reduce.push_back({report.stage_grads_ready_s[index] - backward * (layers - 1 - k) / layers, share});
-    gather.push_back({report.stage_first_forward_s[index] + cost.forward_s * k / layers, share});
-  }
-}
-
-// What the overlapped synchronisation leaves exposed, from the replay's
-// timings, on the rank that exposes most. Reduction: each piece goes on the
-// data-parallel link (one at a time) once its gradients are final; what is
-// still running when the pipeline ends is exposed. Gathers: issued at the
-// step's start, one at a time in the order the forward needs them; the step
-// waits for the latest one a forward needs.
-double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedule& schedule,
-                         const ModelStageCosts& costs, const StageSplit& split,
-                         const std::vector<RankPlatform>& platforms) {
-  double pipeline_end = 0;
-  for (const sim::RankReport& rank : report.ranks_detail) pipeline_end = std::max(pipeline_end, rank.last_end_s);
-  const auto by_time = [](const SyncPiece& a, const SyncPiece& b) { return a.at_s < b.at_s; };
-  double reduce_exposed = 0, gather_exposed = 0, contention = 0;
-  for (int rank = 0; rank < schedule.ranks; ++rank) {
-    const models::HardwareConfig& hardware = *platforms[static_cast<std::size_t>(rank)].hardware;
-    const models::TrainingShape& shape = platforms[static_cast<std::size_t>(rank)].shape;
-    double rank_contention = 0;
-    std::vector<SyncPiece> reduce, gather;
-    for (int stage = 0; stage < schedule.stages; ++stage) {
-      if (schedule.rank_of(stage) == rank) add_pieces(reduce, gather, report, schedule, costs, split, stage);
-    }
-    if (shape.overlap_grad_reduce) {
-      std::sort(reduce.begin(), reduce.end(), by_time);
-      double link_free = 0, busy = 0;
-      for (const SyncPiece& piece : reduce) {
-        const double seconds = gradient_reduce_s(piece.params, hardware, shape);
-        link_free = std::max(link_free, piece.at_s) + seconds;
-        busy += seconds;
-      }
-      const double exposed = std::max(0.0, link_free - pipeline_end);
-      reduce_exposed = std::max(reduce_exposed, exposed);
-      rank_contention += models::contention_s(std::max(0.0, busy - exposed), hardware.gpu);
-    }
-    if (shape.overlap_param_gather) {
-      std::sort(gather.begin(), gather.end(), by_time);
-      double gathered = 0, exposed = 0;
-      for (const SyncPiece& piece : gather) {
-        gathered += param_gather_s(piece.params, hardware, shape);
-        exposed = std::max(exposed, gathered - piece.at_s);
-      }
-      gather_exposed = std::max(gather_exposed, exposed);
-      rank_contention += models::contention_s(std::max(0.0, gathered - exposed), hardware.gpu);
-    }
-    contention = std::max(contention, rank_contention);
-  }
-  // The compute the hidden part ran beside was slowed by the SMs it held.
-  return reduce_exposed + gather_exposed + contention;
-}
-
-// Adam reads and writes the fp32 master weights and both moments (24 bytes
-// per parameter), reads and writes the gradients (8 in fp32, 4 in bf16) and
-// writes the bf16 weights (2).
-double optimizer_step_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  const bool sharded = shape.zero != models::ZeroStage::kNone;
-  const double stepped =
-      sharded ? (params.all - params.expert) / shape.weight_replicas() + params.expert / shape.expert_replicas()
-              : params.all;
-  const double bytes = stepped * (26.0 + 2 * shape.gradient_bytes());
-  return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
-}
 
 // The schedule's cost with every stage-to-stage transfer instant: what is
 // left of its idle time is the bubble.
 double pipeline_without_p2p_s(const sim::Schedule& schedule, const ModelStageCosts& costs,
                               const models::HardwareConfig& hardware, const PipelineSetup& setup,
                               sim::SimulationOptions options) {
-  sim::PipelineCosts instant = costs.costs;
-  for (sim::StageCost& stage : instant.stages) stage.send_bytes = 0;
   sim::Topology topology = setup_topology(hardware, setup);
+  // The passes as replayed (ports shared), the messages instant.
+  const std::optional<sim::PipelineCosts> shared = sim::port_shared_costs(schedule, costs.costs, topology);
+  sim::PipelineCosts instant = shared ? *shared : costs.costs;
+  for (sim::StageCost& stage : instant.stages) stage.send_bytes = 0;
   topology.intra_node = topology.inter_node = sim::LinkSpec{};
   options.compute_critical_path = false;
   options.record_timeline = false;
@@ -197,6 +56,21 @@ void add_expert_comm(ModelSimulation& result, const sim::Schedule& schedule, con
   }
 }
 
+// Each rank's passes, ports shared less as costed.
+void add_port_shared(ModelSimulation& result, const sim::Schedule& schedule, const sim::PipelineCosts& costed,
+                     const sim::PipelineCosts& replayed) {
+  for (const auto& actions : schedule.actions) {
+    double lost = 0;
+    for (const sim::Action& action : actions) {
+      if (!sim::is_compute(action.kind)) continue;
+      const auto stage = static_cast<std::size_t>(action.stage);
+      lost += sim::action_duration_s(replayed.stages[stage], action.kind) -
+              sim::action_duration_s(costed.stages[stage], action.kind);
+    }
+    result.port_shared_s.push_back(lost);
+  }
+}
+
 MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& rank) {
   MemoryBreakdown result;
   result.weights = memory.weights;
@@ -214,23 +88,6 @@ std::int64_t ModelSimulation::peak_memory_bytes() const {
   std::int64_t peak = 0;
   for (const MemoryBreakdown& rank : memory) peak = std::max(peak, rank.total());
   return peak;
-}
-
-StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareConfig& hardware,
-                           const models::TrainingShape& shape) {
-  StepOverhead overhead;
-  for (const StaticMemory& memory : costs.static_memory) {
-    const StepOverhead rank = rank_step_overhead(
-        {static_cast<double>(memory.params), static_cast<double>(memory.expert_params)}, hardware, shape);
-    overhead.gradient_sync_s = std::max(overhead.gradient_sync_s, rank.gradient_sync_s);
-    overhead.optimizer_step_s = std::max(overhead.optimizer_step_s, rank.optimizer_step_s);
-  }
-  return overhead;
-}
-
-StepOverhead rank_step_overhead(RankParams params, const models::HardwareConfig& hardware,
-                                const models::TrainingShape& shape) {
-  return {gradient_sync_s(params, hardware, shape), optimizer_step_s(params, hardware, shape)};
 }
 
 StepBounds step_bounds(const sim::Schedule& schedule, const sim::SpanBound& span,
@@ -295,13 +152,18 @@ ModelSimulation simulate_rank_platforms(const sim::Schedule& schedule, const Mod
   }
   sim::SimulationOptions run = options;
   run.recompute_in_bubbles = run.recompute_in_bubbles || setup.recompute_in_bubbles;
-  ModelSimulation result{sim::simulate(schedule, costs.costs, topology, run), std::move(split), {}, {}};
+  // The pass times as the replay runs them, ports shared (what the experts'
+  // account below must see too).
+  const std::optional<sim::PipelineCosts> shared = sim::port_shared_costs(schedule, costs.costs, topology);
+  const sim::PipelineCosts& replayed = shared ? *shared : costs.costs;
+  ModelSimulation result{sim::simulate(schedule, replayed, topology, run), std::move(split), {}, {}};
   for (const sim::RankPort& port : topology.ports) result.report.rank_nodes.push_back(port.node);
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];
     result.memory.push_back(breakdown(memory, result.report.ranks_detail[static_cast<std::size_t>(rank)]));
   }
-  add_expert_comm(result, schedule, costs.costs);
+  add_expert_comm(result, schedule, replayed);
+  add_port_shared(result, schedule, costs.costs, replayed);
   bool overlapped = false;
   std::map<const models::HardwareConfig*, int> kind_gpus;
   std::vector<std::int64_t> limits;
@@ -318,7 +180,7 @@ ModelSimulation simulate_rank_platforms(const sim::Schedule& schedule, const Mod
     limits.push_back(setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes
                                                 : platform.hardware->gpu.usable_memory_bytes());
   }
-  if (overlapped) result.gradient_sync_s += overlapped_sync_s(result.report, schedule, costs, result.split, platforms);
+  if (overlapped) result.gradient_sync_s += overlapped_sync_s(result.report, schedule, costs, result.split, platforms, topology);
   result.pipeline_s = result.report.cost_s;
   result.iteration_time_s = result.pipeline_s + result.gradient_sync_s + result.optimizer_step_s;
   // Each rank's kind: its own limit where the kinds' differ.
@@ -451,8 +313,12 @@ ModelSimulation simulate_expanded(const models::ModelLayers& layers, const model
   result.schedule_note = std::move(schedule_note);
   result.layers = rank_layer_names(table, result.split, schedule);
   if (setup.explain) {
-    const PipelineTimes times{result.pipeline_s, pipeline_without_p2p_s(schedule, costs, hardware, setup, options),
-                              result.gradient_sync_s, result.optimizer_step_s, result.expert_comm_s};
+    const PipelineTimes times{result.pipeline_s,
+                              pipeline_without_p2p_s(schedule, costs, hardware, setup, options),
+                              result.gradient_sync_s,
+                              result.optimizer_step_s,
+                              result.expert_comm_s,
+                              result.port_shared_s};
     result.terms = step_terms(costed, hardware, setup.shape, result.split, schedule, result.report, times);
   }
   if (profiled) {

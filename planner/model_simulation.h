@@ -17,6 +17,7 @@
 #include "planner/memory_profile.h"
 #include "planner/stage_costs.h"
 #include "planner/stage_split.h"
+#include "planner/step_overhead.h"
 #include "planner/step_terms.h"
 #include "profiler/profile_file.h"
 #include "sim/generators/registry.h"
@@ -73,6 +74,9 @@ struct ModelSimulation {
   // stream over the step: what stays exposed, and what paired passes hid.
   std::vector<double> expert_comm_s{};
   std::vector<double> expert_comm_hidden_s{};
+  // Per rank, over the step: what its passes lost sharing the GPU's network
+  // port with stage-to-stage messages (sim/port_sharing.h).
+  std::vector<double> port_shared_s{};
   double iteration_time_s = 0;
   double tokens_per_s = 0;
   double mfu = 0;               // model FLOPs / (time x GPUs x bf16 peak)
@@ -84,25 +88,11 @@ struct ModelSimulation {
   std::int64_t peak_memory_bytes() const;  // the largest rank's
 };
 
-// What a step costs besides the pipeline, on its slowest rank: the
 // The schedule as the framework runs it: generated, and with the experts'
 // all-to-all overlap (models::TrainingShape::moe_a2a_overlap) on a family
 // that pairs (sim::pairs_forward_backward) each steady-state forward paired
 // with a backward beside it.
 sim::Schedule run_schedule(std::string_view name, sim::PipelineShape shape, bool moe_a2a_overlap);
-
-// data-parallel gradient synchronisation and the optimizer step.
-struct StepOverhead {
-  double gradient_sync_s = 0;
-  double optimizer_step_s = 0;
-};
-StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareConfig& hardware,
-                           const models::TrainingShape& shape);
-// One rank's, holding `params` parameters: both terms grow with them (a
-// collective's and the optimizer's time is latency plus bytes over a
-// saturating rate), so the busiest rank's is no less than the average's.
-StepOverhead rank_step_overhead(RankParams params, const models::HardwareConfig& hardware,
-                                const models::TrainingShape& shape);
 
 // Bounds that need no replay, for pruning a search: the pipeline's cost
 // no less than the schedule's span bound under these costs, plus the
@@ -128,13 +118,6 @@ ModelSimulation simulate_stage_costs(const sim::Schedule& schedule, const ModelS
                                      const models::HardwareConfig& hardware, const PipelineSetup& setup,
                                      double model_flops, const sim::SimulationOptions& options);
 
-// A pipeline rank's GPU kind and sharding, where ranks differ (a pipeline
-// across GPU kinds: each rank's t, its gradient synchronisation over its
-// kind's fabric, its optimizer at its kind's memory rate).
-struct RankPlatform {
-  const models::HardwareConfig* hardware = nullptr;
-  models::TrainingShape shape;
-};
 // simulate_stage_costs with each rank on its own platform and the links
 // given (sim::Topology::ports where they differ). The memory limit is the
 // cap, or each rank's kind's usable memory; MFU is over each kind's peak.

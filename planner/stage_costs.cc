@@ -24,6 +24,8 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
   cost.backward_weight_s = table.backward_weight_s(i, j) * scale;
   cost.forward_comm_s = table.forward_comm_s(i, j) * scale;
   cost.backward_input_comm_s = table.backward_input_comm_s(i, j) * scale;
+  cost.forward_network_s = table.forward_network_s(i, j) * scale;
+  cost.backward_input_network_s = table.backward_input_network_s(i, j) * scale;
   cost.activation_bytes = to_bytes(table.activation_bytes(i, j) * scale);
   cost.weight_grad_bytes = to_bytes(table.weight_grad_bytes(i, j) * scale);
   cost.logits_bytes = to_bytes(table.logits_bytes(i, j) * scale);

@@ -86,8 +86,13 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
     terms.expert_comm_s = index < times.expert_comm_s.size()
                               ? std::clamp(times.expert_comm_s[index], 0.0, rank.busy_s - terms.overhead_s)
                               : 0.0;
+    terms.port_shared_s =
+        index < times.port_shared_s.size()
+            ? std::clamp(times.port_shared_s[index], 0.0, rank.busy_s - terms.overhead_s - terms.expert_comm_s)
+            : 0.0;
     const double total = work.total_s() - work.expert_comm_s;
-    const double scale = total > 0 ? (rank.busy_s - terms.overhead_s - terms.expert_comm_s) / total : 0;
+    const double scale =
+        total > 0 ? (rank.busy_s - terms.overhead_s - terms.expert_comm_s - terms.port_shared_s) / total : 0;
     terms.gemm_s = work.gemm_s * scale;
     terms.attention_s = work.attention_s * scale;
     terms.elementwise_s = work.elementwise_s * scale;

@@ -24,13 +24,14 @@ struct StepTerms {
   double shard_comm_s = 0;   // ZeRO-2/3's per-micro-batch gathers and reduce-scatters, exposed
   double expert_comm_s = 0;  // MoE token dispatch and combine (all-to-all, expert TP), exposed
   double overhead_s = 0;     // outside the kernels: per layer and per chunk, per forward and backward pass
+  double port_shared_s = 0;  // passes slowed where stage-to-stage messages share the network port
   double p2p_exposed_s = 0;  // pipeline time the stage-to-stage transfers add
   double bubble_s = 0;       // idle with instant transfers
   double dp_sync_s = 0;      // the step's gradient synchronisation (its slowest rank's), exposed
   double optimizer_s = 0;    // the step's optimizer (its slowest rank's)
   double total_s() const {
     return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s + expert_comm_s + overhead_s +
-           p2p_exposed_s + bubble_s + dp_sync_s + optimizer_s;
+           port_shared_s + p2p_exposed_s + bubble_s + dp_sync_s + optimizer_s;
   }
 };
 
@@ -42,6 +43,7 @@ struct PipelineTimes {
   double gradient_sync_s = 0;
   double optimizer_s = 0;
   std::vector<double> expert_comm_s;  // per rank: exposed (ModelSimulation's)
+  std::vector<double> port_shared_s;  // per rank (ModelSimulation's)
 };
 
 // Per rank: its busy time (from `report`) divided over the kinds of work in

@@ -29,6 +29,12 @@ struct StageCost {
   // runs beside its other pass's compute.
   double forward_comm_s = 0;
   double backward_input_comm_s = 0;
+  // Of forward_s and backward_input_s: how long the pass's collectives
+  // hold the GPU's network port (groups beyond the NVLink domain). The
+  // stage's stage-to-stage messages that cross the network share the port
+  // with them (sim/port_sharing.h).
+  double forward_network_s = 0;
+  double backward_input_network_s = 0;
   // The network time of one of the stage's stage-to-stage messages where
   // they share the GPU's network port with that communication (0: they do
   // not): an overlapped pair's port carries both passes' communication and

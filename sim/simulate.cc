@@ -11,6 +11,7 @@
 #include "sim/lowering.h"
 #include "sim/memory_observer.h"
 #include "sim/offload.h"
+#include "sim/port_sharing.h"
 #include "sim/program_replay.h"
 #include "sim/recompute_actions.h"
 #include "sim/usage_observer.h"
@@ -27,7 +28,8 @@ void check_costs(const Schedule& schedule, const PipelineCosts& costs) {
   }
   for (std::size_t stage = 0; stage < costs.stages.size(); ++stage) {
     const StageCost& cost = costs.stages[stage];
-    for (double time : {cost.forward_s, cost.backward_input_s, cost.backward_weight_s, cost.recompute_s}) {
+    for (double time : {cost.forward_s, cost.backward_input_s, cost.backward_weight_s, cost.recompute_s,
+                        cost.forward_network_s, cost.backward_input_network_s}) {
       if (!std::isfinite(time) || time < 0) {
         throw InputError(fmt::format("stage {} costs {} s for one of its passes; every time must be finite and >= 0",
                                      stage, time));
@@ -155,6 +157,11 @@ SimulationReport simulate(const Schedule& schedule, const PipelineCosts& costs, 
     SimulationReport report = simulate(apart.schedule, apart.costs, topology, rest);
     report.recompute_actions = apart.actions;
     return report;
+  }
+  // Messages and collectives that share a network port: the pass times
+  // with the sharing in them (their network fields cleared, so once).
+  if (const std::optional<PipelineCosts> shared = port_shared_costs(schedule, costs, topology)) {
+    return simulate(schedule, *shared, topology, options);
   }
   SimulationReport report;
   report.schedule = schedule.name;
