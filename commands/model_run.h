@@ -32,6 +32,7 @@ struct ModelRun {
   std::vector<std::string> changes;    // for a plan: what the overrides made of its GPUs and global batch
   std::optional<planner::PlanFile> layout_plan = {};  // the plan file whose layout `layout` is
   std::optional<double> plan_predicted_s = {};        // a plan replayed as written: the step time it predicted
+  std::vector<int> segment_tps = {};                  // over several GPU kinds: each segment's t, in order
 };
 
 // --offload copies over the hardware's host link: refused where it has none.

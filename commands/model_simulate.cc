@@ -97,7 +97,9 @@ std::string heading(const ModelRun& run, int gpus, const std::string& after_toke
   const models::TrainingShape& shape = run.setup.shape;
   return fmt::format(
       "{} on {} x {}, t={}{} p={} d={}{}{}, micro-batch {} x {} tokens{}, recompute {}{}\n", run.model.name, gpus,
-      run.hardware.name, shape.tp, shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
+      run.hardware.name,
+      run.segment_tps.empty() ? fmt::to_string(shape.tp) : fmt::format("{}", fmt::join(run.segment_tps, "/")),
+      shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
       run.model.moe.enabled() ? fmt::format(" ep={} etp={}{}", shape.ep, shape.expert_tp(),
                                             shape.moe_dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
                               : "",
@@ -312,8 +314,11 @@ CommandOutput replay_mixed_plan(const planner::PlanFile& plan, const ModelSimula
     const auto pool = std::find_if(pools.begin(), pools.end(),
                                    [&](const planner::KindPool& p) { return p.kind == segment.kind; });
     if (pool == pools.end()) {
-      throw InputError(fmt::format("{}: 'segments' names {}, and cluster {} has no such kind", *options.plan,
-                                   segment.kind, cluster.name));
+      std::vector<std::string> kinds;
+      for (const planner::KindPool& known : pools) kinds.push_back(known.kind);
+      throw InputError(fmt::format("{}: segment {} of 'segments' names {}, and cluster {} has no such kind: use one of {}",
+                                   *options.plan, pipeline.segments.size() + 1, segment.kind, cluster.name,
+                                   fmt::join(kinds, ", ")));
     }
     pipeline.segments.push_back({static_cast<std::size_t>(pool - pools.begin()), segment.stages, segment.tp});
   }
@@ -321,6 +326,7 @@ CommandOutput replay_mixed_plan(const planner::PlanFile& plan, const ModelSimula
   ModelRun run{model, pools[pipeline.segments.front().pool].hardware, planner::mixed_setup(plan.plan, plan.seq_len),
                std::nullopt, std::nullopt, "", false, {}, {}};
   run.hardware.name = cluster.name;
+  for (const planner::PlanSegment& segment : plan.segments) run.segment_tps.push_back(segment.tp);
   // A cap is each rank's: no more than the smallest kind's memory.
   if (outputs.memory_cap) {
     for (const planner::KindPool& pool : pools) check_memory_cap(memory_cap_bytes(outputs), *outputs.memory_cap, pool.hardware);

@@ -18,9 +18,10 @@
 namespace pipeplan::planner {
 namespace {
 
-int read_int(const YAML::Node& root, const char* key, const std::string& path) {
+// `owner`: what misses a key (the plan, or one of its segments).
+int read_int(const YAML::Node& root, const char* key, const std::string& path, const char* owner = "the plan") {
   const YAML::Node node = root[key];
-  if (!node) throw_at(path, root, fmt::format("the plan has no '{}'", key));
+  if (!node) throw_at(path, root, fmt::format("{} has no '{}'", owner, key));
   try {
     return node.as<int>();
   } catch (const YAML::Exception&) {
@@ -29,8 +30,8 @@ int read_int(const YAML::Node& root, const char* key, const std::string& path) {
 }
 
 // A size or count: a whole number >= 1.
-int read_count(const YAML::Node& root, const char* key, const std::string& path) {
-  const int value = read_int(root, key, path);
+int read_count(const YAML::Node& root, const char* key, const std::string& path, const char* owner = "the plan") {
+  const int value = read_int(root, key, path, owner);
   if (value < 1) throw_at(path, root[key], fmt::format("'{}' must be >= 1 (got {})", key, value));
   return value;
 }
@@ -44,9 +45,10 @@ double read_number(const YAML::Node& root, const char* key, const std::string& p
   }
 }
 
-std::string read_text(const YAML::Node& root, const char* key, const std::string& path) {
+std::string read_text(const YAML::Node& root, const char* key, const std::string& path,
+                      const char* owner = "the plan") {
   const YAML::Node node = root[key];
-  if (!node) throw_at(path, root, fmt::format("the plan has no '{}'", key));
+  if (!node) throw_at(path, root, fmt::format("{} has no '{}'", owner, key));
   return scalar_text(node, path, key);
 }
 
@@ -79,7 +81,9 @@ std::vector<PlanSegment> read_segments(const YAML::Node& root, const PlanCandida
   for (const YAML::Node& entry : list) {
     if (!entry.IsMap()) throw_at(path, entry, "each of 'segments' is a map: {kind: KIND, stages: N, tp: T}");
     check_keys(entry, path, "a segment", {"kind", "stages", "tp"});
-    segments.push_back({read_text(entry, "kind", path), read_count(entry, "stages", path), read_count(entry, "tp", path)});
+    constexpr const char* kSegment = "a segment";
+    segments.push_back({read_text(entry, "kind", path, kSegment), read_count(entry, "stages", path, kSegment),
+                        read_count(entry, "tp", path, kSegment)});
     stages += segments.back().stages;
   }
   if (stages != plan.pp) {

@@ -10,6 +10,7 @@
 #include "planner/expert_axis.h"
 #include "planner/zero_support.h"
 #include "sim/generators/registry.h"
+#include "sim/pass_pairing.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -374,6 +375,64 @@ std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
     choices.push_back({models::Recompute::kNone, modules, true});
   }
   return choices;
+}
+
+models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero,
+                                  const RecomputeChoice& recompute) {
+  models::TrainingShape shape;
+  shape.micro_batch_size = group.micro_batch_size;
+  shape.seq_len = request.seq_len;
+  shape.tp = group.tp;
+  shape.cp = group.cp;
+  shape.dp = group.dp;
+  shape.ep = group.ep;
+  shape.etp = group.etp;
+  // The busiest of ep ranks gets at most ep x the average (1 with ep 1).
+  shape.moe_load_imbalance = std::min(request.moe_load_imbalance, static_cast<double>(group.ep));
+  shape.moe_capacity_factor = request.moe_capacity_factor;
+  // DeepEP routes across an expert-parallel group; with ep 1 there is none.
+  shape.moe_dispatcher = group.ep > 1 ? request.moe_dispatcher : models::MoeDispatcher::kAllToAll;
+  // Megatron's advice: sequence parallelism with tensor parallelism; a
+  // profile measured its shard without it.
+  shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1 && !request.profile) && group.tp > 1;
+  shape.recompute = recompute.recompute;
+  shape.recompute_modules = recompute.modules;
+  shape.zero = zero;
+  shape.pipelined = group.pp > 1;
+  shape.pipeline_first_ranks = group.pipeline_first ? group.pp : 0;
+  shape.apply(request.runtime);
+  return shape;
+}
+
+PlanCandidate describe_candidate(const SearchGroup& group, const models::TrainingShape& shape,
+                                 const ScheduleChoice& choice) {
+  PlanCandidate candidate;
+  candidate.tp = group.tp;
+  candidate.cp = group.cp;
+  candidate.pp = group.pp;
+  candidate.dp = group.dp;
+  candidate.ep = group.ep;
+  candidate.etp = group.etp;
+  candidate.pipeline_first = group.pipeline_first;
+  candidate.moe_load_imbalance = shape.moe_load_imbalance;
+  candidate.moe_capacity_factor = shape.moe_capacity_factor;
+  candidate.moe_dispatcher = shape.moe_dispatcher;
+  candidate.micro_batch_size = group.micro_batch_size;
+  candidate.microbatches = group.microbatches;
+  candidate.virtual_stages = choice.virtual_stages;
+  candidate.schedule = choice.name;
+  candidate.activation_limit = choice.activation_limit;
+  candidate.recompute_in_bubbles = choice.recompute_in_bubbles;
+  candidate.recompute = shape.recompute;
+  candidate.recompute_modules = shape.recompute_modules;
+  candidate.sequence_parallel = shape.sequence_parallel;
+  candidate.zero = shape.zero;
+  candidate.runtime = shape.runtime();
+  // The all-to-all overlap applies to the schedules that pair.
+  candidate.runtime.moe_a2a_overlap =
+      candidate.runtime.moe_a2a_overlap &&
+      sim::pairs_forward_backward(sim::find_schedule_family(choice.name).name, choice.virtual_stages);
+  return candidate;
 }
 
 }  // namespace pipeplan::planner

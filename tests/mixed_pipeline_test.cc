@@ -350,9 +350,12 @@ layout: "Et*4|t*4|t*4|t*4|t*4|t*4|t*4|t*4L"
           "'gpus' must equal the segments' stages x tp");
   refused("segments_key.yaml", "gpus: 64\nsegments: [{kind: h100-sxm, stages: 4, tp: 1, pp: 2}, {kind: a100-80gb, stages: 4, tp: 1}]\n",
           "pp");
+  refused("segments_no_tp.yaml", "gpus: 64\nsegments: [{kind: h100-sxm, stages: 4}, {kind: a100-80gb, stages: 4, tp: 1}]\n",
+          "a segment has no 'tp'");
   const std::string unknown = testing::write_temp(
       "segments_kind.yaml", head + "gpus: 64\nsegments: [{kind: h100-sxm, stages: 4, tp: 1}, {kind: b200, stages: 4, tp: 1}]\n");
-  testing::expect_refused("simulate --plan " + unknown, "'segments' names b200, and cluster mixed-h100-a100 has no such kind");
+  testing::expect_refused("simulate --plan " + unknown,
+                          "segment 2 of 'segments' names b200, and cluster mixed-h100-a100 has no such kind: use one of");
 }
 
 }  // namespace
