@@ -117,6 +117,36 @@ double parse_duration_s(std::string_view text, std::string_view field, double de
   return seconds;
 }
 
+constexpr std::array<std::pair<std::string_view, double>, 5> kLifetimeUnits{{
+    {"s", 1.0}, {"min", 60.0}, {"h", 3600.0}, {"d", 86400.0}, {"y", 365.25 * 86400.0},
+}};
+constexpr double kMaxLifetimeS = 1e12;
+
+double parse_lifetime_s(std::string_view text, std::string_view field) {
+  const auto [value, unit] = split_number(text, field, "'50000h' or '30d'");
+  if (unit.empty()) {
+    throw InputError(fmt::format("{}: '{}' needs a unit; write it like '50000h' or '30d' (s, min, h, d, y)", field,
+                                 trim(text)));
+  }
+  const double seconds = value * unit_scale(unit, kLifetimeUnits, field, text, "s, min, h, d, y");
+  if (seconds > kMaxLifetimeS) {
+    throw InputError(fmt::format("{}: {} is over the limit of {:g} s", field, quoted_input(text), kMaxLifetimeS));
+  }
+  return seconds;
+}
+
+constexpr std::array<std::pair<std::string_view, double>, 4> kCountUnits{{
+    {"K", 1e3}, {"M", 1e6}, {"B", 1e9}, {"T", 1e12},
+}};
+
+double parse_large_count(std::string_view text, std::string_view field) {
+  const auto [value, unit] = split_number(text, field, "'15.6T' or '2e12'");
+  const double scale = unit.empty() ? 1.0 : unit_scale(unit, kCountUnits, field, text, "K, M, B, T");
+  const double count = value * scale;
+  if (count > 1e18) throw InputError(fmt::format("{}: {} is over the limit of 1e18", field, quoted_input(text)));
+  return count;
+}
+
 double parse_bandwidth(std::string_view text, std::string_view field) {
   const auto [value, unit] = split_number(text, field, "'50GB/s' or '400Gb/s'");
   const double scale =
@@ -134,6 +164,14 @@ double parse_non_negative(std::string_view text, std::string_view field) {
     throw InputError(fmt::format("{}: unexpected text '{}' after the number in '{}'", field, unit, text));
   }
   return value;
+}
+
+std::string format_span(double seconds) {
+  if (seconds < 1) return format_ms(seconds);
+  if (seconds < 120) return fmt::format("{:.1f} s", seconds);
+  if (seconds < 2 * 3600) return fmt::format("{:.1f} min", seconds / 60);
+  if (seconds < 72 * 3600) return fmt::format("{:.2f} h", seconds / 3600);
+  return fmt::format("{:.2f} days", seconds / 86400);
 }
 
 std::string format_bytes(double bytes) {

@@ -22,6 +22,14 @@ std::int64_t parse_bytes(std::string_view text, std::string_view field);
 // `default_unit_s` seconds (1e-3 for options documented in milliseconds).
 double parse_duration_s(std::string_view text, std::string_view field, double default_unit_s);
 
+// A long span (a mean time between failures, a run's length) in seconds:
+// units s, min, h, d, y (365.25 days), required; at most 10^12 s.
+double parse_lifetime_s(std::string_view text, std::string_view field);
+
+// A count that may be large (tokens): "15.6T", "2B", "5e11"; suffixes K,
+// M, B (10^9), T; at most 10^18.
+double parse_large_count(std::string_view text, std::string_view field);
+
 // Bandwidth in bytes per second: "50GB/s", "400Gb/s" (bits), "25GiB/s";
 // a plain number is bytes per second. Must be above 0.
 double parse_bandwidth(std::string_view text, std::string_view field);
@@ -40,6 +48,8 @@ int parse_count(std::string_view text, std::string_view field, int minimum);
 // size alike.
 std::string format_bytes(double bytes);
 std::string format_ms(double seconds);
+// A long span in the unit that reads best: "6.021 ms", "42.0 s", "12.5 min", "3.09 h", "61.62 days".
+std::string format_span(double seconds);
 std::string format_count(double count);
 // A link's rate, "50 GB/s"; a latency in microseconds, "2 us".
 std::string format_rate(double bytes_per_s);

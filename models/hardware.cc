@@ -272,7 +272,8 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
                          root.IsNull() ? "the file is empty: " : ""));
   }
   check_keys(root, file, "the hardware file",
-             {"name", "aliases", "source", "base", "gpu", "node", "network", "host_link", "nodes", "runtime"});
+             {"name", "aliases", "source", "base", "gpu", "node", "network", "host_link", "nodes", "runtime",
+              "reliability"});
   HardwareConfig config = root["base"] ? load_base(root["base"], file, depth) : HardwareConfig{};
   // The name is the file's own, never the base's.
   config.name = root["name"] ? scalar_text(root["name"], file, "name") : fs::path(file).stem().string();
@@ -283,6 +284,7 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
   if (root["node"]) read_node(root["node"], file, config);
   if (root["network"]) read_network(root["network"], file, config.network);
   if (root["host_link"]) read_host_link(root["host_link"], file, config.host_link);
+  if (root["reliability"]) read_reliability(root["reliability"], file, config.reliability);
   if (root["gpu"] && root["gpu"]["efficiency"] && root["gpu"]["efficiency"]["matmul"]) config.matmul_given = true;
   if (const YAML::Node runtime = root["runtime"]) {
     config.runtime_given = true;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "models/reliability.h"
+
 namespace pipeplan::models {
 
 // Fraction of peak reached: max_fraction * size / (size + half_size), a
@@ -114,6 +116,9 @@ struct HardwareConfig {
   // the kernels (said beside every figure: hardware_assumptions).
   bool matmul_given = false;
   bool runtime_given = false;
+  // Failures, checkpoint storage and restarts (`pipeplan goodput`): the
+  // file's `reliability:` over the built-in defaults.
+  ReliabilityConfig reliability = default_reliability();
 };
 
 // What a description leaves at its optimistic defaults, one phrase each

@@ -298,6 +298,25 @@ TEST(OptionWalk, Calibrate) {
        {});
 }
 
+TEST(OptionWalk, Goodput) {
+  walk({"goodput", "goodput", "--plan " + kData + "/llama3-8b-64-h100.plan.yaml --runs 50 --threads 1",
+        {{"plan", ""},
+         {"tokens", "--tokens 1T"},
+         {"interval-steps", "--interval-steps 100"},
+         {"async", "--async"},
+         {"runs", "--runs 20"},
+         {"run-length", "--run-length 10d"},
+         {"seed", "--seed 9"},
+         {"weibull-shape", "--weibull-shape 0.7"},
+         {"reliability", "--reliability " + write_temp("walk-reliability.yaml", "gpu_mtbf: 1000h\n")},
+         {"svg", "--svg {file}"},
+         {"threads", "--threads 2"},
+         {"json", "--json"}},
+        standard_output,
+        {"threads"}},
+       {});
+}
+
 TEST(OptionWalk, ModelAndHardware) {
   walk({"model show",
         "model show",

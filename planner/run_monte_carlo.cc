@@ -1,0 +1,133 @@
+#include "planner/run_monte_carlo.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "common/error.h"
+#include "common/parallel.h"
+
+namespace pipeplan::planner {
+namespace {
+
+// SplitMix64 (Steele, Lea and Flood, 2014): spreads run indices into
+// independent seeds.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Times between failures by inversion of the Weibull distribution, from
+// the generator's raw bits (the same on every standard library).
+class FailureClock {
+ public:
+  FailureClock(const RunModel& model, std::uint64_t seed)
+      : engine_(seed), shape_(model.weibull_shape), scale_(model.mtbf_s / std::tgamma(1 + 1 / model.weibull_shape)) {}
+  double next() {
+    const double uniform = (static_cast<double>(engine_() >> 11) + 0.5) * 0x1p-53;  // in (0, 1)
+    return scale_ * std::pow(-std::log(uniform), 1 / shape_);
+  }
+
+ private:
+  std::mt19937_64 engine_;
+  double shape_, scale_;
+};
+
+void check_model(const RunModel& model) {
+  if (!(model.work_s > 0) || !(model.interval_s > 0) || !(model.mtbf_s > 0) || !(model.weibull_shape > 0)) {
+    throw InputError("a run needs work, an interval, a mean time between failures and a Weibull shape above 0");
+  }
+  if (model.durable_after_s > model.interval_s) {
+    throw InputError(fmt::format("the interval ({:.4g} s) is shorter than the checkpoint's write ({:.4g} s): the next "
+                                 "snapshot would start before it is written",
+                                 model.interval_s, model.durable_after_s));
+  }
+}
+
+double percentile(const std::vector<double>& sorted, double share) {
+  const auto rank = static_cast<std::size_t>(std::ceil(share * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
+}
+
+}  // namespace
+
+RunOutcome simulate_run(const RunModel& model, std::uint64_t seed) {
+  check_model(model);
+  FailureClock clock(model, seed);
+  const auto segments = static_cast<long long>(std::ceil(model.work_s / model.interval_s - 1e-9));
+  const double last = model.work_s - static_cast<double>(segments - 1) * model.interval_s;
+  RunOutcome outcome;
+  double now = 0, failure_at = clock.next();
+  long long next = 0;       // the segment to compute
+  long long committed = 0;  // segments safely checkpointed
+  long long pending = -1;   // segments a checkpoint in flight will commit (-1: none)
+  double pending_at = 0;    // when it will have
+  const auto settle = [&](double at) {
+    if (pending >= 0 && pending_at <= at) {
+      committed = pending;
+      pending = -1;
+    }
+  };
+  while (next < segments) {
+    const double length = (next + 1 == segments ? last : model.interval_s) + model.stall_s;
+    // Whole segments before the failure at once (all but the last are alike).
+    const long long room = static_cast<long long>(std::floor((failure_at - now) / length));
+    const long long run = next + 1 == segments ? std::min<long long>(room, 1) : std::min(room, segments - 1 - next);
+    if (run >= 1) {
+      now += static_cast<double>(run) * length;
+      next += run;
+      // Each checkpoint's write ends before the next snapshot starts.
+      committed = std::max(committed, next - 1);
+      pending = next;
+      pending_at = now + model.durable_after_s;
+      settle(now);
+      continue;
+    }
+    // A failure: back to the last checkpoint written by then, and restart.
+    settle(failure_at);
+    ++outcome.failures;
+    pending = -1;
+    next = committed;
+    now = failure_at;
+    failure_at = now + clock.next();
+    while (now + model.restart_s > failure_at) {
+      ++outcome.failures;
+      now = failure_at;
+      failure_at = now + clock.next();
+    }
+    now += model.restart_s;
+  }
+  outcome.wall_s = now;
+  return outcome;
+}
+
+RunDistribution simulate_runs(const RunModel& model, int runs, std::uint64_t seed, int threads) {
+  check_model(model);
+  if (runs < 1) throw InputError("--runs: give at least 1 run");
+  std::vector<RunOutcome> outcomes(static_cast<std::size_t>(runs));
+  parallel_for(outcomes.size(), threads,
+               [&](std::size_t run) { outcomes[run] = simulate_run(model, mix(seed + run)); });
+  std::vector<double> walls;
+  walls.reserve(outcomes.size());
+  double failures = 0;
+  for (const RunOutcome& outcome : outcomes) {
+    walls.push_back(outcome.wall_s);
+    failures += outcome.failures;
+  }
+  RunDistribution distribution;
+  distribution.runs = runs;
+  distribution.mean_s = std::accumulate(walls.begin(), walls.end(), 0.0) / runs;
+  distribution.mean_failures = failures / runs;
+  std::sort(walls.begin(), walls.end());
+  distribution.p50_s = percentile(walls, 0.5);
+  distribution.p90_s = percentile(walls, 0.9);
+  distribution.p99_s = percentile(walls, 0.99);
+  return distribution;
+}
+
+}  // namespace pipeplan::planner

@@ -1,0 +1,43 @@
+// Training runs under failures drawn at random: each run computes its
+// work in segments with a checkpoint after each, and on a failure loses
+// what it computed since the last checkpoint that is safely written, then
+// restarts (a restart may fail too). Seeded: run k draws from its own
+// generator, so the figures are the same whatever the thread count.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace pipeplan::planner {
+
+struct RunModel {
+  double work_s = 0;        // compute the run needs, failure-free
+  double interval_s = 0;    // compute between checkpoints (the last segment may be shorter)
+  double stall_s = 0;       // what each checkpoint stops training for
+  double durable_after_s = 0;  // after the stall, until the checkpoint is written (asynchronous; 0: at once)
+  double restart_s = 0;
+  double mtbf_s = 0;        // mean time between the job's failures
+  // Times between failures: Weibull of this shape with mean mtbf_s (1:
+  // exponential; below 1, failures come in bursts), drawn anew after each.
+  double weibull_shape = 1;
+};
+
+struct RunDistribution {
+  int runs = 0;
+  double mean_s = 0, p50_s = 0, p90_s = 0, p99_s = 0;
+  double mean_failures = 0;
+};
+
+// Throws InputError for a model that cannot finish (no work, or an
+// interval shorter than the write it must wait for).
+RunDistribution simulate_runs(const RunModel& model, int runs, std::uint64_t seed, int threads);
+
+// One run's wall-clock time and failures, from the generator seeded with
+// `seed`.
+struct RunOutcome {
+  double wall_s = 0;
+  int failures = 0;
+};
+RunOutcome simulate_run(const RunModel& model, std::uint64_t seed);
+
+}  // namespace pipeplan::planner
