@@ -184,10 +184,12 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
   }
   request.partition = planner::parse_partition_method(options.partition);
   request.balance_slack = parse_fraction(options.balance_slack, "--balance-slack");
-  if (options.objective != "throughput" && options.objective != "memory") {
-    throw InputError(fmt::format("--objective '{}': use throughput or memory", options.objective));
+  if (options.objective != "throughput" && options.objective != "memory" && options.objective != "goodput") {
+    throw InputError(fmt::format("--objective '{}': use throughput, memory or goodput", options.objective));
   }
-  request.objective = options.objective == "memory" ? planner::Objective::kMemory : planner::Objective::kThroughput;
+  request.objective = options.objective == "memory"    ? planner::Objective::kMemory
+                      : options.objective == "goodput" ? planner::Objective::kGoodput
+                                                       : planner::Objective::kThroughput;
   request.threads = options.threads;
   return request;
 }
@@ -415,7 +417,9 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
                       "With --partition memory: how much slower the slowest stage may get to lower the largest "
                       "stage's peak memory (e.g. 0.5% or 0)")
       ->capture_default_str();
-  command->add_option("--objective", options->objective, "throughput (tokens/s) or memory (lowest peak)")
+  command->add_option("--objective", options->objective,
+                      "throughput (tokens/s), memory (lowest peak) or goodput (tokens/s once failures, restarts and "
+                      "checkpoints count: the hardware's reliability, see `pipeplan goodput`)")
       ->capture_default_str();
   command->add_option("--top", options->top, "Alternatives to list")->capture_default_str();
   command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")->capture_default_str();

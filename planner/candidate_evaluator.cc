@@ -10,6 +10,7 @@
 #include "models/layers.h"
 #include "models/training_state.h"
 #include "planner/candidate_bounds.h"
+#include "planner/goodput_objective.h"
 #include "planner/layer_table.h"
 #include "planner/model_simulation.h"
 #include "planner/profile_costs.h"
@@ -383,6 +384,7 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending, bool& 
       simulate_stage_costs(schedule, costs, *pending.split, request_.hardware, setup, layers.model_flops(), options);
   PlanCandidate candidate = describe_candidate(group, layers.shape, context.choice);
   take_figures(simulation, candidate);
+  if (request_.objective == Objective::kGoodput) add_goodput(simulation, request_, candidate);
   candidate.stage_recompute = std::move(stage_recompute);
   return candidate;
 }

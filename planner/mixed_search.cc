@@ -50,6 +50,7 @@ void mixed_request_check(const PlanRequest& request, const models::ClusterConfig
   if (request.allow_cross_node_tp) refuse("--allow-cross-node-tp");
   if (request.recompute_in_bubbles) refuse("--recompute-in-bubbles");
   if (request.objective == Objective::kMemory) refuse("--objective memory");
+  if (request.objective == Objective::kGoodput) refuse("--objective goodput");
   if (request.schedule && !is_schedule_set(*request.schedule) &&
       sim::is_searched(sim::find_schedule_family(*request.schedule))) {
     refuse("a searched --schedule");

@@ -64,6 +64,9 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"tokens_per_s", c.tokens_per_s},
           {"mfu", c.mfu},
           {"bubble_rate", c.bubble_rate},
+          {"goodput", c.goodput > 0 ? nlohmann::ordered_json(c.goodput) : nlohmann::ordered_json()},
+          {"effective_tokens_per_s",
+           c.goodput > 0 ? nlohmann::ordered_json(c.effective_tokens_per_s) : nlohmann::ordered_json()},
           {"peak_memory_bytes", c.peak_memory_bytes}};
 }
 
@@ -182,6 +185,11 @@ std::string plan_report_text(const PlanReport& report) {
                       plan.micro_batch_size, plan.microbatches, candidate_schedule_label(plan), plan.virtual_stages,
                       candidate_recompute_label(plan), plan.runtime.fp8 ? ", fp8" : "",
                       counts_text(report.best.split));
+  if (plan.goodput > 0) {
+    text += fmt::format("goodput: {:.2f} % of the time trains, {:.0f} tokens/s once failures, restarts and checkpoints "
+                        "count (`pipeplan goodput --plan` with this plan's file details it)\n",
+                        plan.goodput * 100, plan.effective_tokens_per_s);
+  }
   // A profile's notes say where its shapes were interpolated or extrapolated.
   text += fmt::format("costs: {}\n", report.best.cost_source);
   text += model_simulation_to_text(report.best);
@@ -198,7 +206,10 @@ std::string plan_report_text(const PlanReport& report) {
                       megatron_order_name(plan.pipeline_first),
                       plan.pipeline_first ? "--use-tp-pp-dp-mapping" : "its default, no flag needed",
                       placement_text(report.cluster, report.placement));
-  text += table(fmt::format("top {} (by the search's replay):", report.search.ranked.size()), report.search.ranked);
+  const bool by_goodput = !report.search.ranked.empty() && report.search.ranked.front().goodput > 0;
+  text += table(fmt::format("top {} (by the search's replay{}):", report.search.ranked.size(),
+                            by_goodput ? ", ranked by tokens/s x goodput" : ""),
+                report.search.ranked);
   text += '\n';
   text += table("Pareto front (iteration time against peak memory):", report.search.pareto);
   return text;

@@ -12,6 +12,7 @@
 #include "common/error.h"
 #include "common/parallel.h"
 #include "planner/candidate_evaluator.h"
+#include "planner/goodput_objective.h"
 #include "planner/search_space.h"
 
 namespace pipeplan::planner {
@@ -22,7 +23,10 @@ bool better(const PlanCandidate& a, const PlanCandidate& b, Objective objective)
     return std::make_tuple(c.tp, c.pp, c.micro_batch_size, c.schedule, c.virtual_stages, static_cast<int>(c.recompute),
                            c.recompute_modules, c.stage_recompute);
   };
-  if (objective == Objective::kThroughput) {
+  if (objective == Objective::kGoodput) {
+    if (a.effective_tokens_per_s != b.effective_tokens_per_s) return a.effective_tokens_per_s > b.effective_tokens_per_s;
+    if (a.max_peak_bytes != b.max_peak_bytes) return a.max_peak_bytes < b.max_peak_bytes;
+  } else if (objective == Objective::kThroughput) {
     if (a.tokens_per_s != b.tokens_per_s) return a.tokens_per_s > b.tokens_per_s;
     if (a.max_peak_bytes != b.max_peak_bytes) return a.max_peak_bytes < b.max_peak_bytes;
   } else {
@@ -98,14 +102,21 @@ bool looser_limit(const PlanCandidate& a, const PlanCandidate& b) {
 // and peak memory than its bounds.
 class Pruner {
  public:
-  Pruner(Objective objective, std::size_t top_k) : objective_(objective), top_k_(top_k) {}
+  // `goodput_ceiling`: no plan's goodput is above it (Objective::kGoodput).
+  Pruner(Objective objective, std::size_t top_k, double goodput_ceiling)
+      : objective_(objective), top_k_(top_k), goodput_ceiling_(goodput_ceiling) {}
 
   bool skip(const PendingCandidate& c) const {
     if (ranked_.size() < top_k_) return false;
     const PlanCandidate& kth = ranked_.back();
-    const bool out_of_top = objective_ == Objective::kThroughput
-                                ? c.tokens_bound < kth.tokens_per_s
-                                : static_cast<double>(c.bounds.peak_bytes) > static_cast<double>(kth.max_peak_bytes);
+    bool out_of_top = false;
+    switch (objective_) {
+      case Objective::kThroughput: out_of_top = c.tokens_bound < kth.tokens_per_s; break;
+      case Objective::kGoodput: out_of_top = c.tokens_bound * goodput_ceiling_ < kth.effective_tokens_per_s; break;
+      case Objective::kMemory:
+        out_of_top = static_cast<double>(c.bounds.peak_bytes) > static_cast<double>(kth.max_peak_bytes);
+        break;
+    }
     if (!out_of_top) return false;
     return std::any_of(front_.begin(), front_.end(), [&](const PlanCandidate& a) {
       return a.iteration_time_s < c.bounds.iteration_time_s && a.max_peak_bytes < c.bounds.peak_bytes;
@@ -138,6 +149,7 @@ class Pruner {
  private:
   Objective objective_;
   std::size_t top_k_;
+  double goodput_ceiling_;
   std::vector<PlanCandidate> ranked_;  // the best so far, at most top_k
   std::vector<PlanCandidate> front_;   // the Pareto front so far
 };
@@ -190,7 +202,8 @@ class BoundQueue {
   };
   Entry entry(std::size_t index, Objective objective) const {
     const PendingCandidate& c = pending_[index];
-    return {objective == Objective::kThroughput ? -c.tokens_bound : static_cast<double>(c.bounds.peak_bytes), index};
+    // The goodput's ceiling is the same for all: the tokens' bound orders them.
+    return {objective == Objective::kMemory ? static_cast<double>(c.bounds.peak_bytes) : -c.tokens_bound, index};
   }
   std::vector<PendingCandidate>& pending_;
   Objective objective_ = Objective::kThroughput;
@@ -324,7 +337,8 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   // generated, then, when its turn comes, for any split, then split and
   // bounded again, then replayed; at each turn, what cannot reach the top
   // or the front is skipped.
-  Pruner pruner(request.objective, top_k);
+  Pruner pruner(request.objective, top_k,
+                request.objective == Objective::kGoodput ? goodput_ceiling(request) : 1.0);
   BoundQueue queue(pending, request.objective);
   while (!queue.empty()) {
     std::vector<PendingCandidate*> to_schedule, to_split, to_replay;

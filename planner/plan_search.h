@@ -27,7 +27,9 @@
 
 namespace pipeplan::planner {
 
-enum class Objective { kThroughput, kMemory };
+// Throughput: tokens per second; memory: the lowest peak; goodput: tokens
+// per second once failures, restarts and checkpoints are counted.
+enum class Objective { kThroughput, kMemory, kGoodput };
 
 struct PlanRequest {
   models::ModelConfig model;
@@ -107,6 +109,10 @@ struct PlanCandidate {
   double tokens_per_s = 0;
   double mfu = 0;
   double bubble_rate = 0;
+  // With Objective::kGoodput: the share of the time it trains, and its
+  // tokens per second at that share (0 otherwise).
+  double goodput = 0;
+  double effective_tokens_per_s = 0;
   std::vector<std::int64_t> peak_memory_bytes;  // per pipeline rank
   std::int64_t max_peak_bytes = 0;
 };

@@ -371,7 +371,7 @@ std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
   // Each stage its own of the three, where the search splits by time under
   // the cap (its split is chosen with the settings).
   if (request.partition == PartitionMethod::kMemory && !request.layer_counts && !request.layout &&
-      request.objective == Objective::kThroughput) {
+      request.objective != Objective::kMemory) {
     choices.push_back({models::Recompute::kNone, modules, true});
   }
   return choices;

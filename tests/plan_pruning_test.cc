@@ -53,6 +53,15 @@ std::vector<Problem> problems() {
     list.push_back(p);
   }
   {
+    // Restarts that load slowly: the ranking by goodput differs from the
+    // one by tokens/s, and the search prunes with the goodput's ceiling.
+    Problem p{"llama3-70b, objective goodput", base("llama3-70b", 32, 64, 4096)};
+    p.request.objective = Objective::kGoodput;
+    p.request.hardware.reliability.storage_read_total = 2e9;
+    p.request.hardware.reliability.gpu_mtbf_s = 2e6;
+    list.push_back(p);
+  }
+  {
     Problem p{"gpt3-175b, time split", base("gpt3-175b", 64, 128, 2048)};
     p.request.partition = PartitionMethod::kTime;
     list.push_back(p);
