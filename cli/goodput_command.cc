@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "commands/command_output.h"
 #include "commands/output_files.h"
@@ -18,6 +20,7 @@
 #include "planner/goodput_report.h"
 #include "planner/plan_file.h"
 #include "planner/plan_replay.h"
+#include "planner/plan_search.h"
 #include "study/svg_chart.h"
 
 namespace pipeplan::cli {
@@ -34,11 +37,53 @@ struct GoodputOptions {
   double weibull_shape = 1;
   std::optional<std::string> reliability;
   std::optional<std::string> svg;
+  std::optional<int> spares;
+  std::optional<std::string> swap, repair;
+  bool replan = false;
   int threads = 0;
   bool json = false;
 };
 
 constexpr double kDefaultRunS = 30 * 86400.0;
+// Re-planned for up to this many nodes fewer; beyond, the job waits.
+constexpr int kMostNodesReplanned = 4;
+
+// The step on k nodes fewer over the plan's, k = 1 .. kMostNodesReplanned:
+// the search's best at the same global batch on the most whole nodes of
+// those left that some layout divides; none past the first k with no plan.
+std::vector<double> replanned_slowdowns(const planner::PlanFile& file, const models::ModelConfig& model,
+                                        const models::HardwareConfig& hardware, double step_s, int threads) {
+  std::vector<double> slowdowns;
+  const int per_node = hardware.gpus_per_node;
+  int gpus = 0;
+  double step = 0;  // the best step on `gpus` (0: none found)
+  for (int k = 1; k <= kMostNodesReplanned; ++k) {
+    const int left = static_cast<int>(file.gpus()) - k * per_node;
+    if (step == 0 || gpus > left) {
+      step = 0;
+      for (gpus = left; gpus >= per_node; gpus -= per_node) {
+        planner::PlanRequest request;
+        request.model = model;
+        request.hardware = hardware;
+        request.gpus = gpus;
+        request.global_batch = file.global_batch;
+        request.seq_len = file.seq_len;
+        request.memory_cap_bytes = static_cast<double>(file.memory_cap_bytes);
+        request.threads = threads;
+        try {
+          const planner::PlanSearchResult result = planner::search_plans(request, 1);
+          if (!result.ranked.empty()) step = result.ranked.front().iteration_time_s;
+          break;  // found, or nothing fits (fewer GPUs fit no better)
+        } catch (const InputError&) {
+          // No layout divides this many GPUs at this batch: a node fewer.
+        }
+      }
+      if (step == 0) break;
+    }
+    slowdowns.push_back(std::max(1.0, step / step_s));
+  }
+  return slowdowns;
+}
 
 std::string plan_heading(const planner::PlanFile& file, const std::string& path) {
   const planner::PlanCandidate& plan = file.plan;
@@ -83,6 +128,18 @@ void run_goodput(const GoodputOptions& options) {
   }
   if (options.runs < 0 || options.runs > 10'000'000) {
     throw InputError(fmt::format("--runs: {} is outside 0 to 10^7 (0: no Monte Carlo runs)", options.runs));
+  }
+  if (options.spares) {
+    if (*options.spares < 0) throw InputError(fmt::format("--spares: {} is below 0", *options.spares));
+    if (!options.repair) throw InputError("--spares: give --repair, the time a failed node takes to come back (e.g. 3d)");
+    if (options.runs == 0) throw InputError("--spares: spares play out in the Monte Carlo runs; give --runs above 0");
+  }
+  for (const auto& [given, name] : {std::pair{options.swap.has_value(), "--swap"},
+                                    std::pair{options.repair.has_value(), "--repair"},
+                                    std::pair{options.replan, "--replan"}}) {
+    if (given && !options.spares) {
+      throw InputError(fmt::format("{}: only with --spares (without, every failed node is replaced at once)", name));
+    }
   }
   if (options.interval_steps && *options.interval_steps < 1) {
     throw InputError(fmt::format("--interval-steps: {} is below 1; checkpoint every 1 step or more",
@@ -132,9 +189,16 @@ void run_goodput(const GoodputOptions& options) {
                                    format_ms(in.step_s)));
     }
     const planner::GoodputEstimate& e = report.estimate;
-    report.runs = planner::simulate_runs({report.run_work_s, e.interval_s, e.stall_s, e.durable_after_s, e.restart_s,
-                                          e.job_mtbf_s, options.weibull_shape},
-                                         options.runs, options.seed, options.threads);
+    planner::RunModel run{report.run_work_s, e.interval_s, e.stall_s, e.durable_after_s, e.restart_s, e.job_mtbf_s,
+                          options.weibull_shape};
+    if (options.spares) {
+      run.spares = *options.spares;
+      run.swap_s = options.swap ? parse_lifetime_s(*options.swap, "--swap") : 0;
+      run.repair_s = parse_lifetime_s(*options.repair, "--repair");
+      if (options.replan) run.replanned_slowdown = replanned_slowdowns(file, model, hardware, in.step_s, options.threads);
+      report.spares = run;
+    }
+    report.runs = planner::simulate_runs(run, options.runs, options.seed, options.threads);
   }
   if (options.svg) commands::write_text_file(*options.svg, interval_chart(report), "--svg");
   commands::print_output({planner::goodput_json(report), planner::goodput_text(report)}, options.json);
@@ -166,6 +230,13 @@ void register_goodput_command(CLI::App& app) {
                       "A YAML map over the hardware's reliability: gpu_mtbf, node_mtbf, storage_write, "
                       "storage_write_total, storage_read, storage_read_total, host_memory, relaunch, init, warmup_steps");
   command->add_option("--svg", options->svg, "Write goodput against the checkpoint interval as an SVG chart");
+  command->add_option("--spares", options->spares,
+                      "Hot spare nodes: a failed node is swapped for one at its restart [default: replaced at once]");
+  command->add_option("--swap", options->swap, "With --spares: what swapping a spare in adds to the restart, e.g. 10min");
+  command->add_option("--repair", options->repair, "With --spares: how long a failed node is out, e.g. 3d");
+  command->add_flag("--replan", options->replan,
+                    "With --spares: with none left, restart at once on the nodes left at the step the planner finds "
+                    "for them (up to 4 nodes fewer) instead of waiting for a repaired node");
   command->add_option("--threads", options->threads, "Worker threads for the runs; 0 = all cores")->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object instead of the summary");
   command->callback([options] { run_goodput(*options); });

@@ -1,6 +1,10 @@
 #include "planner/goodput_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
 
 #include "common/units.h"
 
@@ -51,6 +55,20 @@ std::string goodput_text(const GoodputReport& report) {
                         distribution_name(report.weibull_shape), report.seed, format_span(runs.p50_s),
                         format_span(runs.p90_s), format_span(runs.p99_s), runs.mean_failures);
   }
+  if (report.spares && report.runs) {
+    const RunModel& pool = *report.spares;
+    std::string replan = "with none left, the job waits for a repaired node";
+    if (!pool.replanned_slowdown.empty()) {
+      std::vector<std::string> steps;
+      for (double slowdown : pool.replanned_slowdown) steps.push_back(format_ms(in.step_s * slowdown));
+      replan = fmt::format("with none left, re-planned on up to {} nodes fewer (steps {})", steps.size(),
+                           fmt::join(steps, ", "));
+    }
+    text += fmt::format("  spares              {:>12}   {} hot spare nodes, swap {}, repair {}; {}; a run waits {} and "
+                        "trains {} on fewer nodes on average\n",
+                        pool.spares, pool.spares, format_span(pool.swap_s), format_span(pool.repair_s), replan,
+                        format_span(report.runs->mean_waiting_s), format_span(report.runs->mean_degraded_s));
+  }
   text += fmt::format("  reliability: {}\n", r.source);
   if (in.asynchronous) {
     text += "  (the closed forms take each snapshot as safe at once; the Monte Carlo runs count the write behind it)\n";
@@ -97,7 +115,14 @@ nlohmann::ordered_json goodput_json(const GoodputReport& report) {
                            {"distribution", distribution_name(report.weibull_shape)},
                            {"seed", report.seed},         {"mean_s", runs.mean_s},
                            {"p50_s", runs.p50_s},         {"p90_s", runs.p90_s},
-                           {"p99_s", runs.p99_s},         {"mean_failures", runs.mean_failures}};
+                           {"p99_s", runs.p99_s},         {"mean_failures", runs.mean_failures},
+                           {"mean_waiting_s", runs.mean_waiting_s}, {"mean_degraded_s", runs.mean_degraded_s}};
+    if (report.spares) {
+      json["monte_carlo"]["spares"] = {{"nodes", report.spares->spares},
+                                       {"swap_s", report.spares->swap_s},
+                                       {"repair_s", report.spares->repair_s},
+                                       {"replanned_slowdown", report.spares->replanned_slowdown}};
+    }
   }
   json["reliability_source"] = in.reliability.source;
   return json;

@@ -20,6 +20,8 @@ struct GoodputReport {
   double run_work_s = 0;
   double weibull_shape = 1;
   std::uint64_t seed = 0;
+  // With hot spares: the runs' model (spares, swap, repair, re-planned steps).
+  std::optional<RunModel> spares;
 };
 
 std::string goodput_text(const GoodputReport& report);

@@ -20,12 +20,25 @@ struct RunModel {
   // Times between failures: Weibull of this shape with mean mtbf_s (1:
   // exponential; below 1, failures come in bursts), drawn anew after each.
   double weibull_shape = 1;
+  // Each failure takes a node out for `repair_s`. Hot spares: a pool of
+  // `spares` idle nodes, one swapped in at a restart in `swap_s` more (-1:
+  // every failed node replaced at once, at no cost). With none left the
+  // job waits for a repaired node, or, given `replanned_slowdown` (entry k
+  // - 1: the re-planned step time on k nodes fewer over the full job's),
+  // restarts at once on the nodes it has and rejoins the others at its next
+  // restart.
+  int spares = -1;
+  double swap_s = 0;
+  double repair_s = 0;
+  std::vector<double> replanned_slowdown = {};
 };
 
 struct RunDistribution {
   int runs = 0;
   double mean_s = 0, p50_s = 0, p90_s = 0, p99_s = 0;
   double mean_failures = 0;
+  double mean_waiting_s = 0;   // for a repaired node, no spare left
+  double mean_degraded_s = 0;  // training on fewer nodes, re-planned
 };
 
 // Throws InputError for a model that cannot finish (no work, or an
@@ -37,6 +50,8 @@ RunDistribution simulate_runs(const RunModel& model, int runs, std::uint64_t see
 struct RunOutcome {
   double wall_s = 0;
   int failures = 0;
+  double waiting_s = 0;
+  double degraded_s = 0;
 };
 RunOutcome simulate_run(const RunModel& model, std::uint64_t seed);
 

@@ -150,6 +150,39 @@ TEST(Goodput, ACheckpointWrittenBehindCanBeLost) {
   EXPECT_DOUBLE_EQ(planner::simulate_run(behind, 1).wall_s, 100 * 3600 + 100 * 10);
 }
 
+TEST(Goodput, HotSparesAndRepairsPlayOutInTheRuns) {
+  const planner::RunModel unlimited = three_hour_mtbf(1);
+  const planner::RunDistribution base = planner::simulate_runs(unlimited, 400, 5, 0);
+  // Spares never run out and cost nothing to swap: the same runs.
+  planner::RunModel plenty = unlimited;
+  plenty.spares = 1000;
+  plenty.repair_s = 3 * 86400;
+  EXPECT_EQ(planner::simulate_runs(plenty, 400, 5, 0).mean_s, base.mean_s);
+  // A swap lengthens every restart.
+  plenty.swap_s = 600;
+  EXPECT_GT(planner::simulate_runs(plenty, 400, 5, 0).mean_s, base.mean_s);
+  // No spare: each failure waits for its own node, the whole repair (the
+  // job is down meanwhile and cannot fail again).
+  planner::RunModel none = plenty;
+  none.spares = 0;
+  const planner::RunDistribution waiting = planner::simulate_runs(none, 400, 5, 0);
+  EXPECT_NEAR(waiting.mean_waiting_s, waiting.mean_failures * none.repair_s, 1e-6 * waiting.mean_waiting_s);
+  EXPECT_EQ(waiting.mean_degraded_s, 0);
+  // Re-planned at no loss of speed for as many nodes as a run ever
+  // misses, a job that restarts on the nodes it has is the job with a
+  // spare for every failure.
+  planner::RunModel replanned = none;
+  replanned.swap_s = 0;
+  replanned.replanned_slowdown.assign(200, 1.0);
+  const planner::RunDistribution smaller = planner::simulate_runs(replanned, 400, 5, 0);
+  EXPECT_EQ(smaller.mean_s, base.mean_s);
+  EXPECT_EQ(smaller.mean_waiting_s, 0);
+  EXPECT_GT(smaller.mean_degraded_s, 0);
+  // Slower on fewer nodes, it takes longer.
+  replanned.replanned_slowdown.assign(200, 1.2);
+  EXPECT_GT(planner::simulate_runs(replanned, 400, 5, 0).mean_s, base.mean_s);
+}
+
 TEST(Goodput, TheIntervalIsInWholeStepsAndNoShorterThanTheSave) {
   planner::RunInputs in;
   in.step_s = 10;
@@ -183,6 +216,9 @@ TEST(Goodput, TheCommandRefusesBadInputInOneLine) {
                               testing::write_temp("slow_storage.yaml", "storage_write_total: 1GB/s\n"),
                           "--interval");
   testing::expect_refused("goodput --plan " + plan + " --weibull-shape 0", "--weibull-shape");
+  testing::expect_refused("goodput --plan " + plan + " --swap 10min", "--swap: only with --spares");
+  testing::expect_refused("goodput --plan " + plan + " --spares 4", "--spares: give --repair");
+  testing::expect_refused("goodput --plan " + plan + " --spares 4 --repair 0d", "--repair");
 }
 
 TEST(Goodput, TheCommandReportsTheRun) {
