@@ -6,9 +6,9 @@
 
 #include "cli/app_runner.h"
 #include "cli/calibrate_command.h"
-#include "cli/goodput_command.h"
 #include "cli/measure_handover.h"
 #include "cli/study_command.h"
+#include "commands/goodput_command.h"
 #include "commands/hardware_command.h"
 #include "commands/model_command.h"
 #include "commands/plan_command.h"
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   pipeplan::commands::register_model_command(app);
   pipeplan::commands::register_hardware_command(app);
   pipeplan::cli::register_calibrate_command(app);
-  pipeplan::cli::register_goodput_command(app);
+  pipeplan::commands::register_goodput_command(app);
   // Listed here, run by pipeplan-measure (see `pipeplan profile --help`).
   app.add_subcommand("profile",
                      "Measure a model's layers: forward, input-gradient and weight-gradient times, bytes kept and "

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "commands/goodput_command.h"
 #include "commands/option_use.h"
 #include "commands/plan_command.h"
 #include "commands/simulate_command.h"
@@ -23,8 +24,10 @@ std::unique_ptr<CLI::App> app_for(std::string_view command, CommandOutput* captu
     register_simulate_command(*app, keep);
   } else if (command == "plan") {
     register_plan_command(*app, keep);
+  } else if (command == "goodput") {
+    register_goodput_command(*app, keep);
   } else {
-    throw InputError(fmt::format("unknown command '{}': use simulate or plan", command));
+    throw InputError(fmt::format("unknown command '{}': use simulate, plan or goodput", command));
   }
   return app;
 }

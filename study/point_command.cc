@@ -101,6 +101,17 @@ std::string write_derived(const std::string& kind, const std::string& original, 
   return file;
 }
 
+// A relative path that names no file from the working directory but one
+// beside the study file: that one (a shipped study's plan runs from
+// anywhere). Any other value as written.
+std::string beside_study(const StudyFile& study, const std::string& value) {
+  namespace fs = std::filesystem;
+  const fs::path path(value);
+  if (value.empty() || path.is_absolute() || fs::exists(path)) return value;
+  const fs::path beside = fs::path(study.path).parent_path() / path;
+  return fs::is_regular_file(beside) ? beside.lexically_normal().string() : value;
+}
+
 }  // namespace
 
 std::string option_value(const StudyFile& study, const StudyPoint& point, const std::string& key) {
@@ -148,10 +159,10 @@ std::vector<std::string> point_arguments(const StudyFile& study, const StudyPoin
       continue;
     }
     args.push_back(fmt::format("--{}", key));
-    args.push_back(value);
+    args.push_back(beside_study(study, value));
   }
-  // Points already run in parallel: one search thread each.
-  if (study.mode == StudyMode::kPlan && !threads_given) args.insert(args.end(), {"--threads", "1"});
+  // Points already run in parallel: one search (or Monte Carlo) thread each.
+  if (study.mode != StudyMode::kSimulate && !threads_given) args.insert(args.end(), {"--threads", "1"});
   return args;
 }
 

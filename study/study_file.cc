@@ -68,8 +68,10 @@ class StudyReader {
 
   void read_mode() {
     const std::string mode = root_["mode"] ? scalar_text(root_["mode"], path_, "mode") : "simulate";
-    if (mode != "simulate" && mode != "plan") throw_at(path_, root_["mode"], "'mode' must be simulate or plan");
-    study_.mode = mode == "plan" ? StudyMode::kPlan : StudyMode::kSimulate;
+    if (mode != "simulate" && mode != "plan" && mode != "goodput") {
+      throw_at(path_, root_["mode"], "'mode' must be simulate, plan or goodput");
+    }
+    study_.mode = mode == "plan" ? StudyMode::kPlan : mode == "goodput" ? StudyMode::kGoodput : StudyMode::kSimulate;
   }
 
   // An option of the study's command, or a model/hardware field.
@@ -241,7 +243,14 @@ void StudyReader::check_plot(const YAML::Node& node, const PlotSpec& plot) const
 
 }  // namespace
 
-std::string_view mode_command(StudyMode mode) { return mode == StudyMode::kPlan ? "plan" : "simulate"; }
+std::string_view mode_command(StudyMode mode) {
+  switch (mode) {
+    case StudyMode::kPlan: return "plan";
+    case StudyMode::kGoodput: return "goodput";
+    case StudyMode::kSimulate: break;
+  }
+  return "simulate";
+}
 
 StudyFile read_study(const std::string& path) {
   return read_yaml(path, [&] { return StudyReader(path).read(); });

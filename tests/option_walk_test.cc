@@ -301,6 +301,7 @@ TEST(OptionWalk, Calibrate) {
 TEST(OptionWalk, Goodput) {
   walk({"goodput", "goodput", "--plan " + kData + "/llama3-8b-64-h100.plan.yaml --runs 50 --threads 1",
         {{"plan", ""},
+         {"hardware", "--hardware h200-sxm"},
          {"tokens", "--tokens 1T"},
          {"interval-steps", "--interval-steps 100"},
          {"async", "--async"},

@@ -5,8 +5,10 @@
 
 #include <CLI/CLI.hpp>
 
-namespace pipeplan::cli {
+#include "commands/command_output.h"
 
-void register_goodput_command(CLI::App& app);
+namespace pipeplan::commands {
 
-}  // namespace pipeplan::cli
+void register_goodput_command(CLI::App& app, OutputSink sink = print_output);
+
+}  // namespace pipeplan::commands

@@ -1,4 +1,4 @@
-#include "cli/goodput_command.h"
+#include "commands/goodput_command.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -23,11 +23,12 @@
 #include "planner/plan_search.h"
 #include "study/svg_chart.h"
 
-namespace pipeplan::cli {
+namespace pipeplan::commands {
 namespace {
 
 struct GoodputOptions {
   std::string plan;
+  std::optional<std::string> hardware;
   std::optional<std::string> tokens;
   std::optional<int> interval_steps;
   bool asynchronous = false;
@@ -85,10 +86,10 @@ std::vector<double> replanned_slowdowns(const planner::PlanFile& file, const mod
   return slowdowns;
 }
 
-std::string plan_heading(const planner::PlanFile& file, const std::string& path) {
+std::string plan_heading(const planner::PlanFile& file, const std::string& hardware, const std::string& path) {
   const planner::PlanCandidate& plan = file.plan;
   return fmt::format("{} on {} x {}: t={}{} p={} d={}{}, {}, global batch {} x {} tokens (plan {})", file.model,
-                     file.gpus(), file.hardware, plan.tp, plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp,
+                     file.gpus(), hardware, plan.tp, plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp,
                      plan.dp, plan.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(plan.zero)) : "",
                      plan.schedule, file.global_batch, file.seq_len, path);
 }
@@ -115,7 +116,7 @@ std::string interval_chart(const planner::GoodputReport& report) {
   return study::render_chart_svg(spec);
 }
 
-void run_goodput(const GoodputOptions& options) {
+void run_goodput(const GoodputOptions& options, const OutputSink& sink) {
   const planner::PlanFile file = planner::read_plan_yaml(options.plan);
   if (!file.segments.empty()) {
     throw InputError(fmt::format("--plan {}: a pipeline over several GPU kinds has no one failure rate here yet; "
@@ -146,7 +147,7 @@ void run_goodput(const GoodputOptions& options) {
                                  *options.interval_steps));
   }
   const models::ModelConfig model = models::load_model(file.model);
-  models::HardwareConfig hardware = models::load_hardware(file.hardware);
+  models::HardwareConfig hardware = models::load_hardware(options.hardware.value_or(file.hardware));
   if (options.reliability) {
     const YAML::Node root = load_yaml_file(*options.reliability, "--reliability");
     models::read_reliability(root, *options.reliability, hardware.reliability);
@@ -154,7 +155,7 @@ void run_goodput(const GoodputOptions& options) {
   const planner::ModelSimulation replay = planner::replay_plan(file, model, hardware, {}, nullptr, file.memory_cap_bytes);
   const planner::PlanCandidate& plan = file.plan;
   planner::GoodputReport report;
-  report.heading = plan_heading(file, options.plan);
+  report.heading = plan_heading(file, options.hardware.value_or(file.hardware), options.plan);
   planner::RunInputs& in = report.inputs;
   in.step_s = replay.iteration_time_s;
   in.tokens_per_step = static_cast<double>(file.global_batch) * file.seq_len;
@@ -200,19 +201,22 @@ void run_goodput(const GoodputOptions& options) {
     }
     report.runs = planner::simulate_runs(run, options.runs, options.seed, options.threads);
   }
-  if (options.svg) commands::write_text_file(*options.svg, interval_chart(report), "--svg");
-  commands::print_output({planner::goodput_json(report), planner::goodput_text(report)}, options.json);
+  if (options.svg) write_text_file(*options.svg, interval_chart(report), "--svg");
+  sink({planner::goodput_json(report), planner::goodput_text(report)}, options.json);
 }
 
 }  // namespace
 
-void register_goodput_command(CLI::App& app) {
+void register_goodput_command(CLI::App& app, OutputSink sink) {
   auto options = std::make_shared<GoodputOptions>();
   CLI::App* command = app.add_subcommand(
       "goodput",
       "Plan the run, not the step: a plan's checkpoint cost under the cluster's failure rates, the checkpoint interval "
       "(Young, Daly), the goodput and the time to train a token budget, with Monte Carlo runs");
   command->add_option("--plan", options->plan, "A plan written by `pipeplan plan --out`")->required();
+  command->add_option("--hardware", options->hardware,
+                      "Hardware name or YAML file in place of the plan's (its reliability: map with it), as studies "
+                      "sweep its fields");
   command->add_option("--tokens", options->tokens, "Token budget to train, e.g. 15.6T: the expected time to train it");
   command->add_option("--interval-steps", options->interval_steps,
                       "Checkpoint every this many steps [default: Daly's optimum, in whole steps]");
@@ -239,7 +243,7 @@ void register_goodput_command(CLI::App& app) {
                     "for them (up to 4 nodes fewer) instead of waiting for a repaired node");
   command->add_option("--threads", options->threads, "Worker threads for the runs; 0 = all cores")->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object instead of the summary");
-  command->callback([options] { run_goodput(*options); });
+  command->callback([options, sink] { run_goodput(*options, sink); });
 }
 
-}  // namespace pipeplan::cli
+}  // namespace pipeplan::commands
