@@ -194,6 +194,7 @@ void run_goodput(const GoodputOptions& options, const OutputSink& sink) {
                           options.weibull_shape};
     if (options.spares) {
       run.spares = *options.spares;
+      run.node_out_share = in.reliability.node_out_share();
       run.swap_s = options.swap ? parse_lifetime_s(*options.swap, "--swap") : 0;
       run.repair_s = parse_lifetime_s(*options.repair, "--repair");
       if (options.replan) run.replanned_slowdown = replanned_slowdowns(file, model, hardware, in.step_s, options.threads);

@@ -156,7 +156,7 @@ ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
     throw_at(file, root, "a cluster file is a map with keys name, source, node_groups and network, and "
                          "node_groups is required");
   }
-  check_keys(root, file, "the cluster file", {"name", "source", "node_groups", "network"});
+  check_keys(root, file, "the cluster file", {"name", "source", "node_groups", "network", "reliability"});
   ClusterConfig cluster;
   cluster.name = root["name"] ? scalar_text(root["name"], file, "name") : fs::path(file).stem().string();
   if (root["source"]) cluster.source = scalar_text(root["source"], file, "source");
@@ -189,6 +189,10 @@ ClusterConfig read_cluster(const YAML::Node& root, const std::string& file) {
                                             "gpus_per_node",
                                             i, gpus, kMaxGpus));
     }
+  }
+  // The cluster's failures and storage, over each kind's own.
+  if (const YAML::Node reliability = root["reliability"]) {
+    for (NodeGroup& group : cluster.groups) read_reliability(reliability, file, group.hardware.reliability);
   }
   const YAML::Node network = root["network"];
   if (!network) {

@@ -17,6 +17,7 @@ constexpr double kLlama3Gpus = 16384;
 constexpr double kLlama3GpusPerNode = 8;
 constexpr double kLlama3Interruptions = 419;
 constexpr double kLlama3GpuShare = 0.587;
+constexpr double kLlama3HardwareShare = 0.78;  // confirmed or suspected hardware issues
 constexpr double kLlama3StorageBytesPerS = 2e12;
 // NVIDIA's DGX H100 datasheet: 2 TB of system memory.
 constexpr double kDgxH100HostBytes = 2e12;
@@ -42,17 +43,59 @@ ReliabilityConfig default_reliability() {
   config.relaunch_s = 300;
   config.init_s = 60;
   config.warmup_steps = 1;
+  config.causes = {{"GPU", kLlama3GpuShare, true},
+                   {"other hardware (host, network, memory, storage)", kLlama3HardwareShare - kLlama3GpuShare, true},
+                   {"software and other", 1 - kLlama3HardwareShare, false}};
   config.source =
       "Llama 3's 419 unexpected interruptions in 54 days on 16,384 H100s (58.7 % GPU issues, per GPU-hour; the rest "
-      "per node-hour) and its 2 TB/s storage; restart assumed: 5 min relaunch, 1 min set-up, 1 warm-up step";
+      "per node-hour; 78 % hardware) and its 2 TB/s storage; restart assumed: 5 min relaunch, 1 min set-up, 1 "
+      "warm-up step";
   return config;
 }
+
+double ReliabilityConfig::node_out_share() const {
+  if (causes.empty()) return 1;
+  double share = 0;
+  for (const FailureCause& cause : causes) share += cause.takes_node_out ? cause.share : 0;
+  return share;
+}
+
+namespace {
+
+std::vector<FailureCause> read_causes(const YAML::Node& list, const std::string& file) {
+  if (!list.IsSequence()) throw_at(file, list, "reliability.causes is a list: [{name: GPU, share: 58.7%, node_out: true}]");
+  std::vector<FailureCause> causes;
+  double total = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node entry = list[i];
+    const std::string at = fmt::format("reliability.causes[{}]", i);
+    if (!entry.IsMap()) throw_at(file, entry, fmt::format("{} is a map: {{name: GPU, share: 58.7%, node_out: true}}", at));
+    check_keys(entry, file, at, {"name", "share", "node_out"});
+    if (!entry["name"] || !entry["share"]) throw_at(file, entry, fmt::format("{} needs a name and a share", at));
+    FailureCause cause{scalar_text(entry["name"], file, at + ".name"),
+                       parse_at(entry["share"], file, at + ".share", parse_fraction), true};
+    if (entry["node_out"]) {
+      const std::string out = scalar_text(entry["node_out"], file, at + ".node_out");
+      if (out != "true" && out != "false") throw_at(file, entry["node_out"], at + ".node_out: true or false");
+      cause.takes_node_out = out == "true";
+    }
+    total += cause.share;
+    causes.push_back(cause);
+  }
+  if (total > 1 + 1e-9) {
+    throw_at(file, list, fmt::format("reliability.causes: the shares add up to {:.4g}, over 1", total));
+  }
+  return causes;
+}
+
+}  // namespace
 
 void read_reliability(const YAML::Node& node, const std::string& file, ReliabilityConfig& config) {
   if (!node.IsMap()) throw_at(file, node, "reliability is a map: gpu_mtbf, node_mtbf, storage_write, ...");
   check_keys(node, file, "reliability",
              {"source", "gpu_mtbf", "node_mtbf", "storage_write", "storage_read", "storage_write_total",
-              "storage_read_total", "host_memory", "relaunch", "init", "warmup_steps"});
+              "storage_read_total", "host_memory", "relaunch", "init", "warmup_steps", "causes"});
+  if (node["causes"]) config.causes = read_causes(node["causes"], file);
   read_span(node, "gpu_mtbf", file, config.gpu_mtbf_s);
   read_span(node, "node_mtbf", file, config.node_mtbf_s);
   for (const char* key : {"gpu_mtbf", "node_mtbf"}) {

@@ -5,12 +5,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace YAML {
 class Node;
 }
 
 namespace pipeplan::models {
+
+// A share of the job's failures by cause, and whether such a failure
+// takes its node out for repair (a GPU or host fault) or not (software).
+struct FailureCause {
+  std::string name;
+  double share = 0;
+  bool takes_node_out = true;
+};
 
 struct ReliabilityConfig {
   // Mean time between failures that take down one GPU, per GPU; and of a
@@ -31,12 +40,18 @@ struct ReliabilityConfig {
   double relaunch_s = 0;
   double init_s = 0;
   int warmup_steps = 0;
+  // The failures by cause, shares adding up to at most 1 (empty: unknown;
+  // every failure then takes a node out).
+  std::vector<FailureCause> causes;
+  // Of the job's failures, the share that takes a node out for repair.
+  double node_out_share() const;
   std::string source;
 };
 
 // Llama 3's: 419 unexpected interruptions in 54 days on 16,384 H100s
 // (2,048 nodes of 8), 58.7 % of them GPU issues, spread evenly over the
-// GPU-hours and the rest over the node-hours; 2 TB/s of sustained storage
+// GPU-hours and the rest over the node-hours, 78 % confirmed or suspected
+// hardware (a node out), the rest software and other causes; 2 TB/s of sustained storage
 // throughput; a DGX H100's 2 TB of host memory. The restart's parts have
 // no published figure and are assumed.
 ReliabilityConfig default_reliability();

@@ -27,6 +27,13 @@ std::string goodput_text(const GoodputReport& report) {
                       format_count(in.tokens_per_step / in.step_s));
   text += fmt::format("  failures            {:>12}   job MTBF: {} GPUs at {:.0f} h each, {} nodes at {:.0f} h each\n",
                       format_span(e.job_mtbf_s), in.gpus, r.gpu_mtbf_s / 3600, in.nodes, r.node_mtbf_s / 3600);
+  if (!r.causes.empty()) {
+    std::vector<std::string> causes;
+    for (const models::FailureCause& cause : r.causes) {
+      causes.push_back(fmt::format("{} {:.1f} %{}", cause.name, 100 * cause.share, cause.takes_node_out ? "" : " (node stays)"));
+    }
+    text += fmt::format("                                   by cause: {}\n", fmt::join(causes, ", "));
+  }
   text += fmt::format("  checkpoint          {:>12}   {} of weights and optimizer state, {} written per GPU, {}\n",
                       format_span(in.asynchronous ? e.stall_s : c.write_s), format_bytes(c.state_bytes),
                       format_bytes(c.write_bytes_per_gpu),
@@ -86,6 +93,11 @@ nlohmann::ordered_json goodput_json(const GoodputReport& report) {
   json["gpus"] = in.gpus;
   json["nodes"] = in.nodes;
   json["job_mtbf_s"] = e.job_mtbf_s;
+  nlohmann::ordered_json causes = nlohmann::ordered_json::array();
+  for (const models::FailureCause& cause : in.reliability.causes) {
+    causes.push_back({{"name", cause.name}, {"share", cause.share}, {"takes_node_out", cause.takes_node_out}});
+  }
+  json["failure_causes"] = std::move(causes);
   json["checkpoint"] = {{"asynchronous", in.asynchronous},
                         {"state_bytes", c.state_bytes},
                         {"write_bytes_per_gpu", c.write_bytes_per_gpu},

@@ -42,6 +42,9 @@ void check_model(const RunModel& model) {
   if (!(model.work_s > 0) || !(model.interval_s > 0) || !(model.mtbf_s > 0) || !(model.weibull_shape > 0)) {
     throw InputError("a run needs work, an interval, a mean time between failures and a Weibull shape above 0");
   }
+  if (!(model.node_out_share >= 0 && model.node_out_share <= 1)) {
+    throw InputError("the share of failures that take a node out must be within [0, 1]");
+  }
   if (model.spares >= 0 && !(model.repair_s > 0)) {
     throw InputError("--repair: hot spares need the time a failed node takes to come back, above 0 (e.g. 3d)");
   }
@@ -109,6 +112,13 @@ RunOutcome simulate_run(const RunModel& model, std::uint64_t seed) {
   long long pending = -1;   // segments a checkpoint in flight will commit (-1: none)
   double pending_at = 0;    // when it will have
   int missing = 0;          // nodes the job runs without (re-planned)
+  // Whether a failure takes its node out: drawn from a stream of its own,
+  // so that the failure times are the same whatever the share.
+  std::mt19937_64 causes(mix(~seed));
+  const auto node_out = [&] {
+    if (model.node_out_share >= 1) return true;
+    return (static_cast<double>(causes() >> 11) + 0.5) * 0x1p-53 < model.node_out_share;
+  };
   const auto settle = [&](double at) {
     if (pending >= 0 && pending_at <= at) {
       committed = pending;
@@ -119,8 +129,10 @@ RunOutcome simulate_run(const RunModel& model, std::uint64_t seed) {
   // smaller job; then the restart, which a failure may cut short.
   const auto restart = [&] {
     for (;;) {
-      pool.fail(now);
-      ++missing;
+      if (node_out()) {
+        pool.fail(now);
+        ++missing;
+      }
       double cost = model.restart_s;
       for (;;) {
         pool.collect(now);

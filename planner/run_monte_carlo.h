@@ -28,6 +28,7 @@ struct RunModel {
   // restarts at once on the nodes it has and rejoins the others at its next
   // restart.
   int spares = -1;
+  double node_out_share = 1;  // of the failures, those that take a node out (the rest restart on it)
   double swap_s = 0;
   double repair_s = 0;
   std::vector<double> replanned_slowdown = {};

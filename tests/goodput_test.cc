@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "models/cluster.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/reliability.h"
@@ -51,6 +52,28 @@ TEST(Goodput, DalysExpectedTimeHasItsLimits) {
   EXPECT_NEAR(planner::expected_wall_s(100 * hour, hour, 0.1 * hour, 0.2 * hour, 10 * hour), by_hand, 1e-6);
   // Failures rare: the work and its checkpoints.
   EXPECT_NEAR(planner::expected_wall_s(100, 10, 1, 5, 1e12) / 110, 1, 1e-9);
+}
+
+TEST(Goodput, FailureCausesAreReadAndChecked) {
+  // The defaults: Llama 3's 78 % hardware take a node out.
+  EXPECT_NEAR(models::default_reliability().node_out_share(), 0.78, 1e-12);
+  const std::string plan = testing::kData + "/llama3-8b-64-h100.plan.yaml";
+  const std::string over = testing::write_temp(
+      "causes_over.yaml", "causes: [{name: GPU, share: 70%}, {name: software, share: 40%, node_out: false}]\n");
+  testing::expect_refused("goodput --plan " + plan + " --reliability " + over, "add up to 1.1, over 1");
+  const std::string given = testing::write_temp(
+      "causes.yaml", "causes: [{name: GPU, share: 60%}, {name: software, share: 40%, node_out: false}]\n");
+  const testing::CommandResult result = testing::run("goodput --plan " + plan + " --runs 0 --json --reliability " + given);
+  ASSERT_EQ(result.code, 0) << result.err;
+  const nlohmann::json json = nlohmann::json::parse(result.out);
+  ASSERT_EQ(json["failure_causes"].size(), 2u);
+  EXPECT_EQ(json["failure_causes"][1]["takes_node_out"], false);
+  // A cluster's map applies to its kinds.
+  const models::HardwareConfig kind = models::cluster_hardware(models::parse_cluster_yaml(
+      "name: c\nnode_groups: [{name: g, hardware: h100-sxm, nodes: 1, gpus_per_node: 8, nvlink_domain: 8, "
+      "nic_bandwidth: 50GB/s}]\nreliability: {gpu_mtbf: 1000h}\n",
+      "c.yaml"));
+  EXPECT_DOUBLE_EQ(kind.reliability.gpu_mtbf_s, 1000 * 3600.0);
 }
 
 TEST(Goodput, TheDefaultsGiveLlama3sInterruptionRate) {
@@ -168,6 +191,16 @@ TEST(Goodput, HotSparesAndRepairsPlayOutInTheRuns) {
   const planner::RunDistribution waiting = planner::simulate_runs(none, 400, 5, 0);
   EXPECT_NEAR(waiting.mean_waiting_s, waiting.mean_failures * none.repair_s, 1e-6 * waiting.mean_waiting_s);
   EXPECT_EQ(waiting.mean_degraded_s, 0);
+  // Failures that leave the node in place (software) wait for nothing:
+  // the same failure times, the wait shrinks with the share taking a node.
+  planner::RunModel software = none;
+  software.node_out_share = 0;
+  const planner::RunDistribution restarted = planner::simulate_runs(software, 400, 5, 0);
+  EXPECT_EQ(restarted.mean_waiting_s, 0);
+  software.node_out_share = 0.5;
+  const double half = planner::simulate_runs(software, 400, 5, 0).mean_waiting_s;
+  EXPECT_GT(half, 0);
+  EXPECT_LT(half, waiting.mean_waiting_s);
   // Re-planned at no loss of speed for as many nodes as a run ever
   // misses, a job that restarts on the nodes it has is the job with a
   // spare for every failure.
