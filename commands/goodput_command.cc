@@ -160,7 +160,7 @@ void run_goodput(const GoodputOptions& options, const OutputSink& sink) {
   in.step_s = replay.iteration_time_s;
   in.tokens_per_step = static_cast<double>(file.global_batch) * file.seq_len;
   in.gpus = file.gpus();
-  in.nodes = (in.gpus + hardware.gpus_per_node - 1) / hardware.gpus_per_node;
+  in.nodes = planner::job_nodes(in.gpus, hardware.gpus_per_node);
   in.checkpoint = planner::checkpoint_cost({replay.memory, plan.tp, plan.cp, plan.dp, plan.pp, plan.zero}, hardware);
   in.reliability = hardware.reliability;
   in.asynchronous = options.asynchronous;

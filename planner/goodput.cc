@@ -15,6 +15,8 @@ double job_mtbf_s(const models::ReliabilityConfig& reliability, long long gpus, 
   return 1 / rate;
 }
 
+long long job_nodes(long long gpus, int gpus_per_node) { return (gpus + gpus_per_node - 1) / gpus_per_node; }
+
 double young_interval_s(double checkpoint_s, double mtbf_s) { return std::sqrt(2 * checkpoint_s * mtbf_s); }
 
 double daly_interval_s(double checkpoint_s, double mtbf_s) {

@@ -13,6 +13,8 @@ namespace pipeplan::planner {
 // The job's mean time between failures: every GPU's and every node's
 // failures together (rates add).
 double job_mtbf_s(const models::ReliabilityConfig& reliability, long long gpus, long long nodes);
+// The nodes `gpus` occupy, `gpus_per_node` to a node (a part node counts).
+long long job_nodes(long long gpus, int gpus_per_node);
 
 // Young (1974): the compute between checkpoints that costs least to first
 // order, sqrt(2 delta M), for a checkpoint of delta seconds.

@@ -6,21 +6,12 @@
 #include "planner/goodput.h"
 
 namespace pipeplan::planner {
-namespace {
-
-long long nodes_of(const PlanRequest& request) {
-  const int per_node = request.hardware.gpus_per_node;
-  return (static_cast<long long>(request.gpus) + per_node - 1) / per_node;
-}
-
-}  // namespace
-
 void add_goodput(const ModelSimulation& simulation, const PlanRequest& request, PlanCandidate& candidate) {
   RunInputs inputs;
   inputs.step_s = simulation.iteration_time_s;
   inputs.tokens_per_step = static_cast<double>(request.global_batch) * request.seq_len;
   inputs.gpus = request.gpus;
-  inputs.nodes = nodes_of(request);
+  inputs.nodes = job_nodes(request.gpus, request.hardware.gpus_per_node);
   inputs.checkpoint = checkpoint_cost(
       {simulation.memory, candidate.tp, candidate.cp, candidate.dp, candidate.pp, candidate.zero}, request.hardware);
   inputs.reliability = request.hardware.reliability;
@@ -31,7 +22,7 @@ void add_goodput(const ModelSimulation& simulation, const PlanRequest& request, 
 
 double goodput_ceiling(const PlanRequest& request) {
   const models::ReliabilityConfig& reliability = request.hardware.reliability;
-  const double mtbf = job_mtbf_s(reliability, request.gpus, nodes_of(request));
+  const double mtbf = job_mtbf_s(reliability, request.gpus, job_nodes(request.gpus, request.hardware.gpus_per_node));
   return std::exp(-(reliability.relaunch_s + reliability.init_s) / mtbf);
 }
 

@@ -97,10 +97,8 @@ double percentile(const std::vector<double>& sorted, double share) {
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
-}  // namespace
-
-RunOutcome simulate_run(const RunModel& model, std::uint64_t seed) {
-  check_model(model);
+// One run of a checked model.
+RunOutcome run_once(const RunModel& model, std::uint64_t seed) {
   FailureClock clock(model, seed);
   NodePool pool(model);
   const auto segments = static_cast<long long>(std::ceil(model.work_s / model.interval_s - 1e-9));
@@ -186,12 +184,19 @@ RunOutcome simulate_run(const RunModel& model, std::uint64_t seed) {
   return outcome;
 }
 
+}  // namespace
+
+RunOutcome simulate_run(const RunModel& model, std::uint64_t seed) {
+  check_model(model);
+  return run_once(model, seed);
+}
+
 RunDistribution simulate_runs(const RunModel& model, int runs, std::uint64_t seed, int threads) {
   check_model(model);
   if (runs < 1) throw InputError("--runs: give at least 1 run");
   std::vector<RunOutcome> outcomes(static_cast<std::size_t>(runs));
   parallel_for(outcomes.size(), threads,
-               [&](std::size_t run) { outcomes[run] = simulate_run(model, mix(seed + run)); });
+               [&](std::size_t run) { outcomes[run] = run_once(model, mix(seed + run)); });
   std::vector<double> walls;
   walls.reserve(outcomes.size());
   double failures = 0, waiting = 0, degraded = 0;

@@ -10,6 +10,16 @@ double shared_delay_s(double message_s, double network_s, double pass_s) {
   return std::min(message_s * std::min(1.0, network_s / pass_s), network_s);
 }
 
+// The network time of the largest message on a stage's boundaries that
+// cross nodes (0 where none does).
+double stage_network_message_s(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
+                               int stage) {
+  double message = 0;
+  if (stage > 0) message = boundary_network_s(schedule, costs, topology, stage - 1);
+  if (stage + 1 < schedule.stages) message = std::max(message, boundary_network_s(schedule, costs, topology, stage));
+  return message;
+}
+
 }  // namespace
 
 double boundary_network_s(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology, int stage) {
@@ -17,14 +27,6 @@ double boundary_network_s(const Schedule& schedule, const PipelineCosts& costs, 
   if (src == dst || topology.same_node(src, dst)) return 0;
   const double bytes = static_cast<double>(costs.stages[static_cast<std::size_t>(stage)].send_bytes);
   return bytes / topology.spec(src, dst).bandwidth_bytes_per_s;
-}
-
-double stage_network_message_s(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
-                               int stage) {
-  double message = 0;
-  if (stage > 0) message = boundary_network_s(schedule, costs, topology, stage - 1);
-  if (stage + 1 < schedule.stages) message = std::max(message, boundary_network_s(schedule, costs, topology, stage));
-  return message;
 }
 
 std::optional<PipelineCosts> port_shared_costs(const Schedule& schedule, const PipelineCosts& costs,

@@ -16,11 +16,6 @@ namespace pipeplan::sim {
 // network (bytes over the link's rate, no latency), or 0 on one node.
 double boundary_network_s(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology, int stage);
 
-// The network time of the largest message on a stage's boundaries that
-// cross nodes (bytes over the link's rate; 0 where none does).
-double stage_network_message_s(const Schedule& schedule, const PipelineCosts& costs, const Topology& topology,
-                               int stage);
-
 // The costs with the sharing in their pass times, their network fields
 // cleared; nullopt where no pass shares a port with a message. In steady
 // state each pass has a message on the port each way (the one its rank

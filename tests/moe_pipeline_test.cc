@@ -91,10 +91,8 @@ TEST(MoePipeline, DualPipeVHidesTheAllToAllThat1F1BExposes) {
   EXPECT_GT(sum(one.expert_comm_s), 0);
   EXPECT_GT(sum(dual.expert_comm_hidden_s), 0);
   EXPECT_LT(dual.pipeline_s, one.pipeline_s);
-  // The work is the same; DualPipeV's ranks are busy for less by exactly
-  // what its pairs hid, less the compute the hidden kernels slow. (Its V
-  // sends twice the messages, each rank holding two chunks: the time its
-  // passes lose sharing the port with them is set apart.)
+  // The work is the same; DualPipeV's ranks are busy for less by exactly what its pairs hid, less
+  // the compute the hidden kernels slow (its V's double messages share the port: set apart).
   const double kept = 1 - static_cast<double>(h100.gpu.collective_sms) / h100.gpu.sms;
   EXPECT_GT(sum(dual.port_shared_s), sum(one.port_shared_s));
   EXPECT_NEAR(busy_sum(one) - sum(one.port_shared_s) - (busy_sum(dual) - sum(dual.port_shared_s)),
