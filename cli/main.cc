@@ -13,6 +13,7 @@
 #include "commands/model_command.h"
 #include "commands/plan_command.h"
 #include "commands/schedule_command.h"
+#include "commands/serve_command.h"
 #include "commands/simulate_command.h"
 
 int main(int argc, char** argv) {
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   pipeplan::commands::register_hardware_command(app);
   pipeplan::cli::register_calibrate_command(app);
   pipeplan::commands::register_goodput_command(app);
+  pipeplan::commands::register_serve_command(app);
   // Listed here, run by pipeplan-measure (see `pipeplan profile --help`).
   app.add_subcommand("profile",
                      "Measure a model's layers: forward, input-gradient and weight-gradient times, bytes kept and "

@@ -8,6 +8,7 @@
 #include "commands/goodput_command.h"
 #include "commands/option_use.h"
 #include "commands/plan_command.h"
+#include "commands/serve_command.h"
 #include "commands/simulate_command.h"
 #include "common/error.h"
 
@@ -26,8 +27,10 @@ std::unique_ptr<CLI::App> app_for(std::string_view command, CommandOutput* captu
     register_plan_command(*app, keep);
   } else if (command == "goodput") {
     register_goodput_command(*app, keep);
+  } else if (command == "serve") {
+    register_serve_command(*app, keep);
   } else {
-    throw InputError(fmt::format("unknown command '{}': use simulate, plan or goodput", command));
+    throw InputError(fmt::format("unknown command '{}': use simulate, plan, goodput or serve", command));
   }
   return app;
 }

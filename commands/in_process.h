@@ -1,4 +1,4 @@
-// Running `pipeplan simulate`, `plan` or `goodput` inside this process, with
+// Running `pipeplan simulate`, `plan`, `goodput` or `serve` inside this process, with
 // arguments as on the command line, for studies that sweep their options.
 #pragma once
 

@@ -16,6 +16,8 @@
 #include "planner/stage_split.h"
 #include "profiler/profile_file.h"
 #include "sim/schedule_csv.h"
+#include "sim/serving.h"
+#include "sim/serving_workload.h"
 #include "sim/simulate.h"
 #include "study/expression.h"
 #include "study/study_file.h"
@@ -134,6 +136,37 @@ void profile_file(std::string_view input) {
   refusals_allowed([&] { profiler::read_profile_yaml(path); });
 }
 
+// Stage time by the batch's tokens, links free: enough to run a trace.
+class TokenCosts : public sim::ServingCosts {
+ public:
+  int stages() const override { return 2; }
+  double stage_s(int, const StepLoad& load) const override { return 1e-4 * load.tokens + 1e-6 * load.context_tokens; }
+  double hop_s(int, const StepLoad&) const override { return 1e-5; }
+  double return_s(const StepLoad&) const override { return 1e-5; }
+};
+
+// A request trace, replayed through a small pipeline when it runs in a
+// moment: every request completes, in order of time; the input is also
+// read as a length range.
+void request_trace(std::string_view input) {
+  refusals_allowed([&] {
+    const std::vector<sim::ServingRequest> requests = sim::parse_request_trace(std::string(input), "fuzz.csv");
+    double tokens = 0;
+    for (const sim::ServingRequest& request : requests) tokens += request.prompt_tokens + request.output_tokens;
+    if (requests.size() > 64 || tokens > 1e5) return;
+    sim::SchedulerLimits limits;
+    limits.kv_blocks = 64;
+    limits.max_batch_tokens = 256;
+    const sim::ServingRun run = sim::simulate_serving({requests, 0}, TokenCosts{}, limits);
+    for (const sim::RequestRecord& record : run.requests) {
+      if (!(record.arrival_s <= record.first_token_s && record.first_token_s <= record.finish_s)) {
+        throw Finding("a request finished before it arrived or before its first token");
+      }
+    }
+  });
+  refusals_allowed([&] { sim::parse_length_range(input, "--prompt-tokens"); });
+}
+
 }  // namespace
 
 const std::vector<FuzzTarget>& fuzz_targets() {
@@ -142,6 +175,7 @@ const std::vector<FuzzTarget>& fuzz_targets() {
       {"expression", expression}, {"model_yaml", model_yaml},       {"hardware_yaml", hardware_yaml},
       {"cluster_yaml", cluster_yaml},
       {"study_file", study_file}, {"plan_file", plan_file},         {"profile_file", profile_file},
+      {"request_trace", request_trace},
   };
   return targets;
 }

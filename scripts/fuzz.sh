@@ -15,7 +15,8 @@ cmake --build build-check -j "$(nproc)" --target pipeplan_fuzzers
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(layout schedule_csv units expression model_yaml hardware_yaml cluster_yaml study_file plan_file profile_file)
+  targets=(layout schedule_csv units expression model_yaml hardware_yaml cluster_yaml study_file plan_file profile_file
+           request_trace)
 fi
 
 # Seeds per target: what the project ships and tests, plus fuzz/seeds/.
@@ -34,7 +35,7 @@ seeds_of() {
 
 dict_of() {
   case "$1" in
-    layout | schedule_csv | units | expression) echo "fuzz/dict/$1.dict" ;;
+    layout | schedule_csv | units | expression | request_trace) echo "fuzz/dict/$1.dict" ;;
     *) echo "fuzz/dict/yaml.dict" ;;
   esac
 }

@@ -68,10 +68,13 @@ class StudyReader {
 
   void read_mode() {
     const std::string mode = root_["mode"] ? scalar_text(root_["mode"], path_, "mode") : "simulate";
-    if (mode != "simulate" && mode != "plan" && mode != "goodput") {
-      throw_at(path_, root_["mode"], "'mode' must be simulate, plan or goodput");
+    if (mode != "simulate" && mode != "plan" && mode != "goodput" && mode != "serve") {
+      throw_at(path_, root_["mode"], "'mode' must be simulate, plan, goodput or serve");
     }
-    study_.mode = mode == "plan" ? StudyMode::kPlan : mode == "goodput" ? StudyMode::kGoodput : StudyMode::kSimulate;
+    study_.mode = mode == "plan"      ? StudyMode::kPlan
+                  : mode == "goodput" ? StudyMode::kGoodput
+                  : mode == "serve"   ? StudyMode::kServe
+                                      : StudyMode::kSimulate;
   }
 
   // An option of the study's command, or a model/hardware field.
@@ -247,6 +250,7 @@ std::string_view mode_command(StudyMode mode) {
   switch (mode) {
     case StudyMode::kPlan: return "plan";
     case StudyMode::kGoodput: return "goodput";
+    case StudyMode::kServe: return "serve";
     case StudyMode::kSimulate: break;
   }
   return "simulate";

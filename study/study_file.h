@@ -11,7 +11,7 @@
 
 namespace pipeplan::study {
 
-enum class StudyMode { kSimulate, kPlan, kGoodput };
+enum class StudyMode { kSimulate, kPlan, kGoodput, kServe };
 enum class PlotKind { kLine, kBar, kStackedBar, kGantt };
 
 // A closed form drawn dashed beside the measured curves, e.g.
@@ -59,6 +59,6 @@ struct StudyFile {
 // and swept options. Throws ParseError / InputError before any work starts.
 StudyFile read_study(const std::string& path);
 
-std::string_view mode_command(StudyMode mode);  // "simulate", "plan" or "goodput"
+std::string_view mode_command(StudyMode mode);  // "simulate", "plan", "goodput" or "serve"
 
 }  // namespace pipeplan::study

@@ -236,7 +236,7 @@ TEST(Study, BadStudiesAreRefusedBeforeAnyWork) {
   EXPECT_NE(error_of("sweep:\n  zip:\n    stages: [2, 4]\n    microbatches: [8]\nmetrics: [cost_ms]\n").find("one length"),
             std::string::npos);
   EXPECT_NE(error_of("metrics: [cost_ms]\nplot: []\n").find("unknown key"), std::string::npos);
-  EXPECT_NE(error_of("mode: train\nmetrics: [cost_ms]\n").find("simulate, plan or goodput"), std::string::npos);
+  EXPECT_NE(error_of("mode: train\nmetrics: [cost_ms]\n").find("simulate, plan, goodput or serve"), std::string::npos);
 }
 
 }  // namespace

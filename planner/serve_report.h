@@ -1,0 +1,19 @@
+// `pipeplan serve`'s report: the layouts compared, the chosen one's memory
+// per stage and latency distributions, and the commands that run it; its
+// batches as a Chrome trace.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "planner/serve_plan.h"
+
+namespace pipeplan::planner {
+
+std::string serve_text(const ServeOptions& options, const ServePlan& plan);
+nlohmann::ordered_json serve_json(const ServeOptions& options, const ServePlan& plan);
+// Each stage a thread, each batch's step on it a span (chrome://tracing, Perfetto).
+std::string serving_trace_json(const std::vector<sim::StageSpan>& spans);
+
+}  // namespace pipeplan::planner
