@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands/output_files.h"
+#include "commands/terminal_progress.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "planner/serve_plan.h"
@@ -26,7 +27,7 @@ struct ServeCommandOptions {
   int requests = 1000;
   std::string prompt_tokens = "1024";
   std::string output_tokens = "256";
-  std::uint64_t seed = 1;
+  std::int64_t seed = 1;
   std::optional<std::string> ttft_p99, tpot_p99;
   std::optional<int> tp, pp, replicas;
   std::string weights = "bf16";
@@ -54,7 +55,8 @@ std::string kv_chart(const planner::ServeCandidate& best) {
     series.y.push_back(100 * share);
   }
   study::ChartSpec spec;
-  spec.title = fmt::format("KV cache use over the run (t={} p={})", best.tp, best.pp);
+  spec.title = fmt::format("KV cache use over the run ({}{})", planner::layout_name(best),
+                           best.replicas > 1 ? ", the first replica" : "");
   spec.x_label = "time (s)";
   spec.y_label = "KV cache in use (%)";
   spec.series = {series};
@@ -93,7 +95,13 @@ planner::ServeOptions serve_options(const ServeCommandOptions& o) {
   options.limits.block_tokens = o.block_size;
   if (o.max_batch_tokens < 1) throw InputError("--max-batch-tokens must be at least 1");
   if (o.max_seqs < 1) throw InputError("--max-seqs must be at least 1");
-  if (o.block_size < 1) throw InputError("--block-size must be at least 1");
+  if (o.block_size < 1 || o.block_size > 128 || (o.block_size & (o.block_size - 1)) != 0 ||
+      (o.block_size > 1 && o.block_size < 8)) {
+    throw InputError(fmt::format("--block-size: {} is not a size vLLM pages its cache in; use 1, 8, 16, 32, 64 or 128",
+                                 o.block_size));
+  }
+  if (o.seed < 0) throw InputError(fmt::format("--seed: {} is below 0", o.seed));
+  if (o.threads < 0) throw InputError(fmt::format("--threads: {} is below 0 (0: all cores)", o.threads));
   if (o.requests < 1 || o.requests > 10'000'000) throw InputError("--requests must be from 1 to 10^7");
   const int loads = (o.rate ? 1 : 0) + (o.concurrency ? 1 : 0) + (o.request_trace ? 1 : 0);
   if (loads > 1) throw InputError("give one load: --rate, --concurrency or --request-trace");
@@ -104,12 +112,13 @@ planner::ServeOptions serve_options(const ServeCommandOptions& o) {
   workload.concurrency = o.concurrency.value_or(0);
   workload.prompt = sim::parse_length_range(o.prompt_tokens, "--prompt-tokens");
   workload.output = sim::parse_length_range(o.output_tokens, "--output-tokens");
-  workload.seed = o.seed;
+  workload.seed = static_cast<std::uint64_t>(o.seed);
   if (o.request_trace) workload.trace = sim::read_request_trace(*o.request_trace);
   if (o.ttft_p99) options.ttft_p99_s = parse_duration_s(*o.ttft_p99, "--ttft-p99", 1e-3);
   if (o.tpot_p99) options.tpot_p99_s = parse_duration_s(*o.tpot_p99, "--tpot-p99", 1e-3);
   options.record_spans = o.trace.has_value();
   options.threads = o.threads;
+  options.progress = terminal_progress("serve");
   return options;
 }
 
@@ -164,8 +173,9 @@ void register_serve_command(CLI::App& app, OutputSink sink) {
       ->capture_default_str();
   command->add_option("--max-seqs", options->max_seqs, "Sequences per step (vLLM's --max-num-seqs)")
       ->capture_default_str();
-  command->add_option("--block-size", options->block_size, "Tokens per KV cache block")->capture_default_str();
-  command->add_option("--trace", options->trace, "Write the chosen layout's batches per stage as a Chrome trace");
+  command->add_option("--block-size", options->block_size, "Tokens per KV cache block: 1, 8, 16, 32, 64 or 128")
+      ->capture_default_str();
+  command->add_option("--trace", options->trace, "Write the chosen layout's batches on every stage of every replica as a Chrome trace");
   command->add_option("--svg", options->svg, "Write the chosen layout's KV cache use over the run as an SVG chart");
   command->add_option("--threads", options->threads, "Worker threads over layouts; 0 = all cores")->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object instead of the summary");

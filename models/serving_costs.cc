@@ -204,11 +204,16 @@ double ServingStepModel::attention_s(int stage, const StepLoad& load) const {
   const double heads = std::ceil(static_cast<double>(model_.heads) / layout_.tp);
   const HeadDims prefill = prefill_dims(model_);
   const HeadDims decode = decode_dims(model_);
-  const double flops = 2 * heads *
-                       (load.prefill_pairs * (prefill.qk + prefill.v) + load.decode_pairs * (decode.qk + decode.v));
+  const double prefill_flops = 2 * heads * load.prefill_pairs * (prefill.qk + prefill.v);
+  const double decode_flops = 2 * heads * load.decode_pairs * (decode.qk + decode.v);
   // Every sequence's cached keys and values read, the new ones written.
   const double bytes = (load.context_tokens + load.tokens) * static_cast<double>(kv_layer_bytes_);
-  const double compute = flops > 0 ? flops / (gpu.peak_flops_bf16 * gpu.attention.at(flops)) : 0;
+  // Prefill chunks at the fused kernels' efficiency for their size; decode
+  // queries at their ceiling: a decode kernel's size is in the cache it
+  // streams, and the memory curve charges its fixed cost.
+  const double compute =
+      (prefill_flops > 0 ? prefill_flops / (gpu.peak_flops_bf16 * gpu.attention.at(prefill_flops)) : 0) +
+      (decode_flops > 0 ? decode_flops / (gpu.peak_flops_bf16 * gpu.attention.max_fraction) : 0);
   const double stream = bytes > 0 ? bytes / (gpu.memory_bandwidth * gpu.memory.at(bytes)) : 0;
   return layout_.stage_layers[static_cast<std::size_t>(stage)] * std::max(compute, stream);
 }

@@ -12,6 +12,7 @@ struct ServeCommands {
   std::string vllm;
   std::string sglang;
   std::string trtllm;  // one server per replica (trtllm-serve takes no data-parallel size)
+  std::string trtllm_note;  // what its command line cannot say (empty: nothing)
 };
 
 // The Hugging Face repository named in the model's source

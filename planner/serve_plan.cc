@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include "common/error.h"
 #include "common/parallel.h"
@@ -132,9 +133,10 @@ sim::ServingSummary simulate(const ServeOptions& options, models::ServingStepMod
     if (workloads[k].requests.empty()) continue;
     model.set_first_gpu(static_cast<long long>(k) * candidate.tp * candidate.pp);
     const ServingStepCosts costs(model);
-    runs.push_back(sim::simulate_serving(workloads[k], costs, limits, spans && k == 0));
+    runs.push_back(sim::simulate_serving(workloads[k], costs, limits, spans));
+    for (sim::StageSpan& span : runs.back().spans) span.replica = static_cast<int>(k);
+    if (spans) candidate.spans.insert(candidate.spans.end(), runs.back().spans.begin(), runs.back().spans.end());
   }
-  if (spans && !runs.empty()) candidate.spans = std::move(runs.front().spans);
   return sim::summarize_serving(runs);
 }
 
@@ -171,7 +173,7 @@ void highest_rate(const ServeOptions& options, models::ServingStepModel& model, 
     }
   }
   candidate.meets = low > 0;
-  candidate.rate = candidate.meets ? low : high;
+  candidate.rate = candidate.meets ? low : 0;
   candidate.summary = candidate.meets ? at_low : at_high;
 }
 
@@ -261,14 +263,24 @@ std::string targets_text(const ServeOptions& options) {
   };
   const ServeCandidate& closest = *std::max_element(
       candidates.begin(), candidates.end(), [&](const ServeCandidate& a, const ServeCandidate& b) { return left(a) < left(b); });
-  throw InputError(fmt::format("{} does not serve on {} x {} at any layout: at {}, {}; add GPUs, or use --weights fp8 "
-                               "or --kv-cache fp8",
-                               options.model.name, options.gpus, options.hardware.name, layout_name(closest),
-                               closest.unfit));
+  std::string fixed;
+  for (const auto& [axis, name] : {std::pair{options.tp, "--tp"}, std::pair{options.pp, "--pp"},
+                                   std::pair{options.replicas, "--replicas"}}) {
+    if (axis) fixed += fmt::format("{}{} {}", fixed.empty() ? "" : " ", name, *axis);
+  }
+  throw InputError(fmt::format("{} does not serve on {} x {} at {}: at {}, {}; {}add GPUs, or use --weights fp8 or "
+                               "--kv-cache fp8",
+                               options.model.name, options.gpus, options.hardware.name,
+                               fixed.empty() ? "any layout" : "the layouts " + fixed + " leaves", layout_name(closest),
+                               closest.unfit, fixed.empty() ? "" : "free " + fixed + ", "));
 }
 
 void check_options(const ServeOptions& options, ServeMode mode) {
   if (options.gpus < 1) throw InputError("--gpus must be at least 1");
+  for (const auto& [axis, name] : {std::pair{options.tp, "--tp"}, std::pair{options.pp, "--pp"},
+                                   std::pair{options.replicas, "--replicas"}}) {
+    if (axis && *axis < 1) throw InputError(fmt::format("{}: {} is below 1", name, *axis));
+  }
   if (!(options.memory_utilization > 0 && options.memory_utilization <= 1)) {
     throw InputError(fmt::format("--gpu-memory-utilization: {} is outside (0, 1]", options.memory_utilization));
   }
@@ -285,6 +297,15 @@ void check_options(const ServeOptions& options, ServeMode mode) {
   if (options.fp8_weights && !(options.hardware.gpu.peak_flops_fp8 > 0)) {
     throw InputError(fmt::format("--weights fp8: {} has no FP8 rate (gpu.peak_flops.fp8); use --weights bf16",
                                  options.hardware.name));
+  }
+  const std::vector<sim::ServingRequest>& trace = options.workload.trace;
+  for (std::size_t r = 0; r < trace.size(); ++r) {
+    if (std::int64_t{trace[r].prompt_tokens} + trace[r].output_tokens > options.model.context) {
+      throw InputError(fmt::format("--request-trace: request {} of the trace has {} prompt and {} output tokens, over "
+                                   "{}'s context of {}",
+                                   r + 1, trace[r].prompt_tokens, trace[r].output_tokens, options.model.name,
+                                   options.model.context));
+    }
   }
   const std::int64_t longest = longest_request(options);
   if (longest > options.model.context) {
@@ -312,8 +333,13 @@ ServePlan plan_serving(const ServeOptions& options) {
   plan.mode = serve_mode(options);
   check_options(options, plan.mode);
   plan.candidates = layouts(options);
-  parallel_for(plan.candidates.size(), options.threads,
-               [&](std::size_t i) { evaluate(options, plan.mode, plan.candidates[i]); });
+  std::mutex progress;
+  std::size_t done = 0;
+  parallel_for(plan.candidates.size(), options.threads, [&](std::size_t i) {
+    evaluate(options, plan.mode, plan.candidates[i]);
+    const std::lock_guard<std::mutex> lock(progress);
+    report(options.progress, ++done, plan.candidates.size(), layout_name(plan.candidates[i]));
+  });
   rank(plan.mode, plan.candidates);
   if (!plan.candidates.front().unfit.empty()) throw_unfit(options, plan.candidates);
   if ((options.ttft_p99_s || options.tpot_p99_s) && !plan.candidates.front().meets) throw_unmet(options, plan.mode, plan.candidates);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/progress.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "sim/serving.h"
@@ -40,8 +41,9 @@ struct ServeOptions {
   sim::SchedulerLimits limits;
   ServeWorkload workload;
   std::optional<double> ttft_p99_s, tpot_p99_s;
-  bool record_spans = false;  // the chosen layout's first replica, for --trace
+  bool record_spans = false;  // the chosen layout's batches on every stage of every replica, for --trace
   int threads = 0;
+  ProgressFn progress;  // layouts simulated of all
 };
 
 // One GPU of a stage.
@@ -59,7 +61,9 @@ struct ServeCandidate {
   std::int64_t budget_bytes = 0;  // per GPU
   std::int64_t kv_blocks = 0;     // per pipeline
   std::string unfit;              // why it cannot run (empty: it can)
-  double rate = 0;                // the rate simulated, or the highest found to meet the targets
+  // The rate simulated, or the highest found to meet the targets (0 where
+  // none does; the summary is then the lowest rate's tried).
+  double rate = 0;
   sim::ServingSummary summary;
   bool meets = false;  // the targets, where given
   std::vector<sim::StageSpan> spans;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <utility>
+
 #include "common/units.h"
 #include "planner/serve_args.h"
 
@@ -14,11 +17,12 @@ std::string length_text(const sim::LengthRange& range) {
 
 std::string workload_text(const ServeOptions& options, ServeMode mode) {
   const ServeWorkload& w = options.workload;
-  if (mode == ServeMode::kTrace) return fmt::format("{} requests from the trace", w.trace.size());
-  const std::string lengths =
-      fmt::format("{} requests of {} prompt and {} output tokens", w.requests, length_text(w.prompt), length_text(w.output));
+  if (mode == ServeMode::kTrace) return fmt::format("{} from the trace", format_plural(static_cast<long long>(w.trace.size()), "request"));
+  const std::string lengths = fmt::format("{} of {} prompt and {} output tokens", format_plural(w.requests, "request"),
+                                          length_text(w.prompt), length_text(w.output));
   switch (mode) {
-    case ServeMode::kClosedLoop: return fmt::format("{}, {} clients in a closed loop", lengths, w.concurrency);
+    case ServeMode::kClosedLoop:
+      return fmt::format("{}, {} in a closed loop", lengths, format_plural(w.concurrency, "client"));
     case ServeMode::kAtRate: return fmt::format("{}, Poisson arrivals at {:g}/s (seed {})", lengths, *w.rate, w.seed);
     default: return fmt::format("{}, Poisson arrivals (seed {}) at the highest rate meeting the targets", lengths, w.seed);
   }
@@ -49,7 +53,7 @@ nlohmann::ordered_json summary_json(const sim::ServingSummary& s) {
   return json;
 }
 
-nlohmann::ordered_json candidate_json(const ServeCandidate& c) {
+nlohmann::ordered_json candidate_json(const ServeCandidate& c, bool targets) {
   nlohmann::ordered_json entry{{"tp", c.tp}, {"pp", c.pp}, {"replicas", c.replicas}, {"runs", c.unfit.empty()}};
   if (!c.unfit.empty()) entry["why_not"] = c.unfit;
   nlohmann::ordered_json stages = nlohmann::ordered_json::array();
@@ -65,18 +69,24 @@ nlohmann::ordered_json candidate_json(const ServeCandidate& c) {
   entry["kv_blocks"] = c.kv_blocks;
   if (c.unfit.empty()) {
     entry["rate"] = c.rate;
-    entry["meets_targets"] = c.meets;
+    entry["meets_targets"] = targets ? nlohmann::ordered_json(c.meets) : nlohmann::ordered_json(nullptr);
     entry["metrics"] = summary_json(c.summary);
   }
   return entry;
 }
 
-std::string candidate_row(const ServeCandidate& c) {
-  if (!c.unfit.empty()) return fmt::format("  {:<13} does not run: {}\n", layout_name(c), c.unfit);
+// In the highest-rate search the rate found (none where the targets are
+// missed at every rate, the figures then at the lowest rate tried);
+// otherwise the requests completed per second.
+std::string candidate_row(const ServeCandidate& c, ServeMode mode) {
+  if (!c.unfit.empty()) return fmt::format("  {:<16} does not run: {}\n", layout_name(c), c.unfit);
   const sim::ServingSummary& s = c.summary;
-  return fmt::format("  {:<13} {:>8.3g} {:>10.1f} {:>10} {:>10} {:>9} {:>9} {:>6.1f}% {:>6.1f}%{}\n", layout_name(c),
-                     c.rate > 0 ? c.rate : s.requests_per_s, s.output_tokens_per_s, ms(s.ttft_s.p50), ms(s.ttft_s.p99),
-                     ms(s.tpot_s.p50), ms(s.tpot_s.p99), 100 * s.bubble, 100 * s.kv_mean_use, c.meets ? "" : "  misses");
+  const std::string rate = mode != ServeMode::kHighestRate ? fmt::format("{:.3g}", s.requests_per_s)
+                           : c.meets                       ? fmt::format("{:.3g}", c.rate)
+                                                           : "none";
+  return fmt::format("  {:<16} {:>8} {:>10.1f} {:>10} {:>10} {:>9} {:>9} {:>6.1f}% {:>6.1f}%{}\n", layout_name(c), rate,
+                     s.output_tokens_per_s, ms(s.ttft_s.p50), ms(s.ttft_s.p99), ms(s.tpot_s.p50), ms(s.tpot_s.p99),
+                     100 * s.bubble, 100 * s.kv_mean_use, c.meets ? "" : "  misses");
 }
 
 std::string percentile_line(const char* name, const sim::Percentiles& p) {
@@ -93,10 +103,14 @@ std::string serve_text(const ServeOptions& options, const ServePlan& plan) {
     text += fmt::format("targets: p99 TTFT {}, p99 TPOT {}\n", options.ttft_p99_s ? ms(*options.ttft_p99_s) : "any",
                         options.tpot_p99_s ? ms(*options.tpot_p99_s) : "any");
   }
-  text += fmt::format("\n  {:<13} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>7} {:>7}\n", "layout",
+  text += fmt::format("\n  {:<16} {:>8} {:>10} {:>10} {:>10} {:>9} {:>9} {:>7} {:>7}\n", "layout",
                       plan.mode == ServeMode::kHighestRate ? "rate/s" : "req/s", "out tok/s", "TTFT p50", "TTFT p99",
                       "TPOT p50", "TPOT p99", "bubble", "KV use");
-  for (const ServeCandidate& c : plan.candidates) text += candidate_row(c);
+  for (const ServeCandidate& c : plan.candidates) text += candidate_row(c, plan.mode);
+  if (plan.mode == ServeMode::kHighestRate) {
+    text += fmt::format("  (each rate from {} at it: a run this short overstates what a long one sustains)\n",
+                        format_plural(options.workload.requests, "request"));
+  }
   text += fmt::format("\nbest: {}; each GPU's {} holds its stage's weights and workspace, the rest is KV cache\n",
                       layout_name(best), format_bytes(static_cast<double>(best.budget_bytes)));
   text += fmt::format("  {:<6} {:>7} {:>11} {:>11} {:>11} {:>11}\n", "stage", "layers", "weights", "workspace",
@@ -117,9 +131,7 @@ std::string serve_text(const ServeOptions& options, const ServePlan& plan) {
                       100 * s.kv_mean_use, 100 * s.kv_peak_use, s.preemptions, s.mean_batch_tokens, 100 * s.bubble);
   const ServeCommands commands = serve_commands(options, best);
   text += fmt::format("\nrun it:\n  {}\n  {}\n  {}{}\n", commands.vllm, commands.sglang, commands.trtllm,
-                      best.replicas > 1 ? fmt::format("\n  (TensorRT-LLM: one server per replica, {} behind a load balancer)",
-                                                      best.replicas)
-                                        : "");
+                      commands.trtllm_note.empty() ? "" : fmt::format("\n  ({})", commands.trtllm_note));
   text += "assumed: no host time between steps (CUDA graphs, an overlapped scheduler); even layer split (vLLM's)\n";
   return text;
 }
@@ -134,11 +146,13 @@ nlohmann::ordered_json serve_json(const ServeOptions& options, const ServePlan& 
   json["targets"] = {{"ttft_p99_s", options.ttft_p99_s ? nlohmann::ordered_json(*options.ttft_p99_s) : nullptr},
                      {"tpot_p99_s", options.tpot_p99_s ? nlohmann::ordered_json(*options.tpot_p99_s) : nullptr}};
   nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
-  for (const ServeCandidate& c : plan.candidates) candidates.push_back(candidate_json(c));
+  const bool targets = options.ttft_p99_s || options.tpot_p99_s;
+  for (const ServeCandidate& c : plan.candidates) candidates.push_back(candidate_json(c, targets));
   json["best"] = candidates.front();
   json["candidates"] = candidates;
   const ServeCommands commands = serve_commands(options, plan.candidates.front());
-  json["commands"] = {{"vllm", commands.vllm}, {"sglang", commands.sglang}, {"trtllm", commands.trtllm}};
+  json["commands"] = {{"vllm", commands.vllm}, {"sglang", commands.sglang}, {"trtllm", commands.trtllm},
+                      {"trtllm_note", commands.trtllm_note}};
   nlohmann::ordered_json kv = nlohmann::ordered_json::array();
   for (const auto& [time, share] : plan.candidates.front().summary.kv_use) kv.push_back({time, share});
   json["kv_use_over_time"] = kv;
@@ -147,10 +161,20 @@ nlohmann::ordered_json serve_json(const ServeOptions& options, const ServePlan& 
 
 std::string serving_trace_json(const std::vector<sim::StageSpan>& spans) {
   nlohmann::json events = nlohmann::json::array();
+  std::set<int> replicas;
+  std::set<std::pair<int, int>> stages;  // (replica, stage)
   for (const sim::StageSpan& span : spans) {
+    if (replicas.insert(span.replica).second) {
+      events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", span.replica},
+                        {"args", {{"name", fmt::format("replica {}", span.replica)}}}});
+    }
+    if (stages.insert({span.replica, span.stage}).second) {
+      events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", span.replica}, {"tid", span.stage},
+                        {"args", {{"name", fmt::format("stage {}", span.stage)}}}});
+    }
     events.push_back({{"name", fmt::format("batch {}", span.batch)},
                       {"ph", "X"},
-                      {"pid", 0},
+                      {"pid", span.replica},
                       {"tid", span.stage},
                       {"ts", span.start_s * 1e6},
                       {"dur", (span.end_s - span.start_s) * 1e6},

@@ -13,7 +13,8 @@ namespace pipeplan::planner {
 
 std::string serve_text(const ServeOptions& options, const ServePlan& plan);
 nlohmann::ordered_json serve_json(const ServeOptions& options, const ServePlan& plan);
-// Each stage a thread, each batch's step on it a span (chrome://tracing, Perfetto).
+// Each replica a process, each of its stages a thread, each batch's step
+// on a stage a span (chrome://tracing, Perfetto).
 std::string serving_trace_json(const std::vector<sim::StageSpan>& spans);
 
 }  // namespace pipeplan::planner

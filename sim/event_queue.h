@@ -21,6 +21,7 @@ class EventQueue {
   static constexpr std::uint64_t kTransferBit = std::uint64_t{1} << kIdBits;
 
   bool empty() const { return heap_.empty(); }
+  double next_time_s() const { return heap_.top().time_s; }  // of the earliest; not empty
 
   void push(double time_s, int id, bool is_transfer) {
     const std::uint64_t tag = next_sequence_++ << (kIdBits + 1) | (is_transfer ? kTransferBit : 0) |

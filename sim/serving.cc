@@ -93,7 +93,9 @@ class ServingEngine {
       } else {
         arrive(id - stages_);
       }
-      schedule();
+      // Whatever happens at this instant (requests arriving together, a batch
+      // returning as another arrives) is seen by one scheduling step.
+      if (events_.empty() || events_.next_time_s() > now_) schedule();
     }
     if (finished_ != count) throw std::logic_error("the serving simulation stopped with requests unfinished");
     if (count == 0) run_.first_arrival_s = 0;
@@ -243,7 +245,7 @@ class ServingEngine {
     run_.stage_busy_s[static_cast<std::size_t>(stage)] += now_ - resource.started_s;
     if (record_spans_) {
       const Batch& batch = batches_[static_cast<std::size_t>(slot)];
-      run_.spans.push_back({stage, batch_ids_[static_cast<std::size_t>(slot)], resource.started_s, now_,
+      run_.spans.push_back({0, stage, batch_ids_[static_cast<std::size_t>(slot)], resource.started_s, now_,
                             batch.load.tokens, static_cast<int>(batch.items.size())});
     }
     resource.current = -1;

@@ -62,6 +62,7 @@ struct RequestRecord {
 
 // One batch's time on one stage, for the trace.
 struct StageSpan {
+  int replica = 0;  // set by whoever runs several pipelines
   int stage = 0;
   std::int64_t batch = 0;
   double start_s = 0;

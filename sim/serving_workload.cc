@@ -15,15 +15,18 @@ namespace {
 
 constexpr int kMostTokens = 100'000'000;
 
-int parse_tokens(std::string_view text, std::string_view field, std::string_view whole) {
+// A count of tokens; `hint` says how the field is written.
+int parse_tokens(std::string_view text, std::string_view field, std::string_view whole, std::string_view hint) {
   int value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc{} || end != text.data() + text.size() || value < 1 || value > kMostTokens) {
-    throw InputError(fmt::format("{}: '{}' is not a token count from 1 to {} (write 1024, or 512:2048 for a range)",
-                                 field, whole, kMostTokens));
+    throw InputError(fmt::format("{}: '{}' is not a token count from 1 to {} ({})", field, whole, kMostTokens, hint));
   }
   return value;
 }
+
+constexpr std::string_view kRangeHint = "write 1024, or 512:2048 for a range";
+constexpr std::string_view kRowHint = "a whole number";
 
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -50,11 +53,11 @@ LengthRange parse_length_range(std::string_view text, std::string_view field) {
   const std::string_view whole = trim(text);
   const std::size_t colon = whole.find(':');
   if (colon == std::string_view::npos) {
-    const int value = parse_tokens(whole, field, whole);
+    const int value = parse_tokens(whole, field, whole, kRangeHint);
     return {value, value};
   }
-  const LengthRange range{parse_tokens(trim(whole.substr(0, colon)), field, whole),
-                          parse_tokens(trim(whole.substr(colon + 1)), field, whole)};
+  const LengthRange range{parse_tokens(trim(whole.substr(0, colon)), field, whole, kRangeHint),
+                          parse_tokens(trim(whole.substr(colon + 1)), field, whole, kRangeHint)};
   if (range.low > range.high) {
     throw InputError(fmt::format("{}: '{}' runs from high to low; write the smaller count first", field, whole));
   }
@@ -107,10 +110,10 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
       throw InputError(fmt::format("{}:{}: arrival_s '{}' is not a time in seconds >= 0", source, number, arrival));
     }
     const std::string where = fmt::format("{}:{}", source, number);
-    request.prompt_tokens = parse_tokens(trim(row.substr(first + 1, second - first - 1)), where + ": prompt_tokens",
-                                         trim(row.substr(first + 1, second - first - 1)));
-    request.output_tokens =
-        parse_tokens(trim(row.substr(second + 1)), where + ": output_tokens", trim(row.substr(second + 1)));
+    const std::string_view prompt = trim(row.substr(first + 1, second - first - 1));
+    const std::string_view output = trim(row.substr(second + 1));
+    request.prompt_tokens = parse_tokens(prompt, where + ": prompt_tokens", prompt, kRowHint);
+    request.output_tokens = parse_tokens(output, where + ": output_tokens", output, kRowHint);
     requests.push_back(request);
   }
   if (requests.empty()) throw InputError(fmt::format("{}: no requests (a header and one row per request)", source));

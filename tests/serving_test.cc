@@ -152,6 +152,21 @@ TEST(ServingSimulation, PreemptionKeepsTheCacheWithinItsBlocks) {
   EXPECT_EQ(run.kv_used.back().second, 0);  // all freed
 }
 
+// Requests that arrive at one instant are seen by one scheduling step: the
+// first batch holds all four prompts, and they share its end.
+TEST(ServingSimulation, SimultaneousArrivalsShareTheFirstBatch) {
+  const LinearCosts costs({1e-4, 2e-4});
+  sim::SchedulerLimits limits;
+  limits.kv_blocks = 1000;
+  sim::ServingWorkload workload;
+  workload.concurrency = 4;
+  workload.requests.assign(4, {0, 100, 3});
+  const sim::ServingRun run = sim::simulate_serving(workload, costs, limits, true);
+  EXPECT_EQ(run.spans.front().sequences, 4);
+  EXPECT_EQ(run.spans.front().tokens, 400);
+  for (const sim::RequestRecord& record : run.requests) EXPECT_NEAR(record.first_token_s, 400 * 3e-4, 1e-12);
+}
+
 TEST(ServingSimulation, RequestLongerThanTheCacheIsRefused) {
   const LinearCosts costs({1e-4});
   sim::SchedulerLimits limits;
