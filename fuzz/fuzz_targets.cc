@@ -10,6 +10,7 @@
 #include "common/units.h"
 #include "models/cluster.h"
 #include "models/hardware.h"
+#include "models/hf_config.h"
 #include "models/layers.h"
 #include "models/model_config.h"
 #include "planner/plan_file.h"
@@ -113,6 +114,16 @@ void model_yaml(std::string_view input) {
   });
 }
 
+// A Hugging Face config.json, expanded as model_yaml's models are.
+void hf_config(std::string_view input) {
+  refusals_allowed([&] {
+    const models::ModelConfig model = models::parse_hf_config(std::string(input), "fuzz/config.json");
+    models::TrainingShape shape;
+    shape.seq_len = std::min(model.context, 2048);
+    models::expand_layer_kinds(model, shape);
+  });
+}
+
 void hardware_yaml(std::string_view input) {
   refusals_allowed([&] { models::parse_hardware_yaml(std::string(input), "fuzz.yaml"); });
 }
@@ -175,7 +186,7 @@ const std::vector<FuzzTarget>& fuzz_targets() {
       {"expression", expression}, {"model_yaml", model_yaml},       {"hardware_yaml", hardware_yaml},
       {"cluster_yaml", cluster_yaml},
       {"study_file", study_file}, {"plan_file", plan_file},         {"profile_file", profile_file},
-      {"request_trace", request_trace},
+      {"request_trace", request_trace}, {"hf_config", hf_config},
   };
   return targets;
 }

@@ -19,6 +19,7 @@
 #include "common/text_file.h"
 #include "common/yaml_fields.h"
 #include "models/embedded_configs.h"
+#include "models/hf_config.h"
 #include "models/model_limits.h"
 
 namespace pipeplan::models {
@@ -268,7 +269,9 @@ ModelConfig parse_model_yaml(const std::string& text, const std::string& source_
 ModelConfig load_model(const std::string& name_or_path) {
   std::error_code error;
   if (std::filesystem::is_regular_file(name_or_path, error)) {
-    return parse_model_yaml(read_text_file(name_or_path, "model file"), name_or_path);
+    const std::string text = read_text_file(name_or_path, "model file");
+    if (std::filesystem::path(name_or_path).extension() == ".json") return parse_hf_config(text, name_or_path);
+    return parse_model_yaml(text, name_or_path);
   }
   const std::string key = name_key(name_or_path);
   std::vector<std::string> spellings;  // names and aliases, for suggestions

@@ -16,7 +16,7 @@ cmake --build build-check -j "$(nproc)" --target pipeplan_fuzzers
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(layout schedule_csv units expression model_yaml hardware_yaml cluster_yaml study_file plan_file profile_file
-           request_trace)
+           request_trace hf_config)
 fi
 
 # Seeds per target: what the project ships and tests, plus fuzz/seeds/.
@@ -24,6 +24,7 @@ seeds_of() {
   case "$1" in
     schedule_csv) ls tests/data/*.csv ;;
     model_yaml) ls configs/models/*.yaml ;;
+    hf_config) ls configs/hf/*/config.json ;;
     hardware_yaml) ls configs/hardware/*.yaml ;;
     cluster_yaml) ls configs/clusters/*.yaml ;;
     study_file) ls configs/studies/*.yaml ;;
@@ -35,7 +36,7 @@ seeds_of() {
 
 dict_of() {
   case "$1" in
-    layout | schedule_csv | units | expression | request_trace) echo "fuzz/dict/$1.dict" ;;
+    layout | schedule_csv | units | expression | request_trace | hf_config) echo "fuzz/dict/$1.dict" ;;
     *) echo "fuzz/dict/yaml.dict" ;;
   esac
 }
