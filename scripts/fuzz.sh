@@ -46,7 +46,8 @@ for target in "${targets[@]}"; do
   corpus="build-check/corpus/$target"
   findings="build-check/findings/$target"
   mkdir -p "$corpus" "$findings"
-  seeds_of "$target" | xargs -r cp -t "$corpus"
+  # Seeds keep their paths in their names: several are called config.json.
+  seeds_of "$target" | while read -r seed; do cp "$seed" "$corpus/${seed//\//_}"; done
   echo "== $target: $seconds s"
   if ! "build-check/fuzz/${target}_fuzz" "$corpus" -dict="$(dict_of "$target")" -max_total_time="$seconds" \
       -runs="${PIPEPLAN_FUZZ_RUNS:--1}" \
