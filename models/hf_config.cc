@@ -279,6 +279,8 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& source) 
     const std::size_t colon = what.find(": ", what.find("parse error"));
     throw ParseError(source, line, column,
                      "malformed JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2)));
+  } catch (const json::exception& error) {  // a number out of range, text not UTF-8
+    throw InputError(fmt::format("{}: malformed JSON: {}", source, error.what()));
   }
   if (!root.is_object()) throw InputError(fmt::format("{}: a config.json is one JSON object", source));
   if (!root.contains("model_type") || !root["model_type"].is_string()) {

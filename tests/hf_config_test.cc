@@ -123,6 +123,7 @@ TEST(HfConfig, BadConfigsAreNamed) {
                 .find("'mlp_only_layers'"),
             std::string::npos);
   EXPECT_NE(error_of("[1, 2]").find("one JSON object"), std::string::npos);
+  EXPECT_NE(error_of(R"({"model_type": "llama", "hidden_size": 1e999})").find("malformed JSON"), std::string::npos);
 }
 
 // The plan for a config.json is the zoo entry's.
