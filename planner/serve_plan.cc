@@ -30,6 +30,16 @@ bool divides_heads(const models::ModelConfig& model, int tp) {
   }
 }
 
+// The axes the options fix, as given: "--tp 8 --replicas 2" (empty: none).
+std::string fixed_axes(const ServeOptions& options) {
+  std::string fixed;
+  for (const auto& [axis, name] : {std::pair{options.tp, "--tp"}, std::pair{options.pp, "--pp"},
+                                   std::pair{options.replicas, "--replicas"}}) {
+    if (axis) fixed += fmt::format("{}{} {}", fixed.empty() ? "" : " ", name, *axis);
+  }
+  return fixed;
+}
+
 // Every t x p x replicas = gpus the options leave open: t dividing the heads
 // and within an NVLink domain (unless fixed), p up to the layers.
 std::vector<ServeCandidate> layouts(const ServeOptions& options) {
@@ -49,10 +59,8 @@ std::vector<ServeCandidate> layouts(const ServeOptions& options) {
     }
   }
   if (result.empty()) {
-    throw InputError(fmt::format("--gpus {}: no layout t x p x replicas = {} matches {}{}{}", options.gpus, options.gpus,
-                                 options.tp ? fmt::format("--tp {} ", *options.tp) : "",
-                                 options.pp ? fmt::format("--pp {} ", *options.pp) : "",
-                                 options.replicas ? fmt::format("--replicas {}", *options.replicas) : ""));
+    throw InputError(fmt::format("--gpus {}: no layout t x p x replicas = {} matches {}", options.gpus, options.gpus,
+                                 fixed_axes(options)));
   }
   return result;
 }
@@ -263,11 +271,7 @@ std::string targets_text(const ServeOptions& options) {
   };
   const ServeCandidate& closest = *std::max_element(
       candidates.begin(), candidates.end(), [&](const ServeCandidate& a, const ServeCandidate& b) { return left(a) < left(b); });
-  std::string fixed;
-  for (const auto& [axis, name] : {std::pair{options.tp, "--tp"}, std::pair{options.pp, "--pp"},
-                                   std::pair{options.replicas, "--replicas"}}) {
-    if (axis) fixed += fmt::format("{}{} {}", fixed.empty() ? "" : " ", name, *axis);
-  }
+  const std::string fixed = fixed_axes(options);
   throw InputError(fmt::format("{} does not serve on {} x {} at {}: at {}, {}; {}add GPUs, or use --weights fp8 or "
                                "--kv-cache fp8",
                                options.model.name, options.gpus, options.hardware.name,
