@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <regex>
 
 #include "common/close_names.h"
 #include "common/error.h"
+#include "common/quote.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -101,6 +103,31 @@ void check_arguments(const CLI::App& app, const std::vector<std::string>& args) 
                                    token, command_path(*command), command_path(*command)));
     }
   }
+}
+
+// CLI11's own wording, in the project's: what was wrong and the fix.
+std::string parse_error_text(const CLI::ParseError& error) {
+  const std::string what = one_line(error.what());
+  std::smatch match;
+  static const std::regex repeated(R"(^(-[^:]+): At Most 1 required but received (\d+)$)");
+  static const std::regex missing(R"(^(-[^:]+): 1 required (\w+) missing$)");
+  static const std::regex unconverted(R"(^Could not convert: (-[^ ]+) = (.*)$)");
+  if (std::regex_match(what, match, repeated)) {
+    return fmt::format("{} is given {} times: give it once", match[1].str(), match[2].str());
+  }
+  if (std::regex_match(what, match, missing)) {
+    const std::string kind = match[2].str() == "INT" ? "a whole number" : "a value";
+    return fmt::format("{} needs {} after it", match[1].str(), kind);
+  }
+  // A number CLI11 could not convert was given to a whole-number option.
+  if (std::regex_match(what, match, unconverted)) {
+    static const std::regex number(R"(^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$)");
+    const std::string value = match[2].str();
+    const char* wanted = std::regex_match(value, number) ? "give a whole number" : "give a number";
+    return fmt::format("{} {}: {}, e.g. {} 2", match[1].str(), value, wanted, match[1].str());
+  }
+  if (what == "A subcommand is required") return "give a command, e.g. pipeplan simulate (pipeplan --help lists them)";
+  return what;
 }
 
 }  // namespace pipeplan::commands

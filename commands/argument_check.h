@@ -14,4 +14,7 @@ namespace pipeplan::commands {
 // subcommand or option, with the close names.
 void check_arguments(const CLI::App& app, const std::vector<std::string>& args);
 
+// CLI11's parse error in the project's wording: what was wrong and the fix.
+std::string parse_error_text(const CLI::ParseError& error);
+
 }  // namespace pipeplan::commands

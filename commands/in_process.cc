@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "commands/argument_check.h"
 #include "commands/goodput_command.h"
 #include "commands/option_use.h"
 #include "commands/plan_command.h"
@@ -35,19 +36,38 @@ std::unique_ptr<CLI::App> app_for(std::string_view command, CommandOutput* captu
   return app;
 }
 
+// `command args --json` as the CLI would take it, parsed on `app`.
+void parse(CLI::App& app, std::string_view command, const std::vector<std::string>& args) {
+  // CLI11 consumes the vector from its back.
+  std::vector<std::string> reversed{"--json"};
+  reversed.insert(reversed.end(), args.rbegin(), args.rend());
+  reversed.emplace_back(command);
+  app.parse(reversed);
+}
+
 }  // namespace
 
 nlohmann::ordered_json run_in_process(std::string_view command, const std::vector<std::string>& args) {
   CommandOutput captured;
   const auto app = app_for(command, &captured);
-  // CLI11 consumes the vector from its back.
-  std::vector<std::string> reversed{"--json"};
-  reversed.insert(reversed.end(), args.rbegin(), args.rend());
-  reversed.emplace_back(command);
   try {
-    app->parse(reversed);
+    parse(*app, command, args);
   } catch (const CLI::ParseError& error) {
     throw InputError(fmt::format("{} options: {}", command, error.what()));
+  }
+  return captured.json;
+}
+
+nlohmann::ordered_json run_as_command_line(std::string_view command, const std::vector<std::string>& args) {
+  CommandOutput captured;
+  const auto app = app_for(command, &captured);
+  std::vector<std::string> argv{std::string(command)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  check_arguments(*app, argv);
+  try {
+    parse(*app, command, args);
+  } catch (const CLI::ParseError& error) {
+    throw InputError(parse_error_text(error));
   }
   return captured.json;
 }
@@ -68,6 +88,12 @@ bool is_flag(std::string_view command, std::string_view option) {
   const auto app = app_for(command, nullptr);
   const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
   return found != nullptr && found->get_expected_min() == 0;
+}
+
+bool takes_several(std::string_view command, std::string_view option) {
+  const auto app = app_for(command, nullptr);
+  const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
+  return found != nullptr && found->get_expected_max() > 1;
 }
 
 }  // namespace pipeplan::commands

@@ -9,12 +9,19 @@
 
 namespace pipeplan::commands {
 
-// The command's --json output. Bad arguments throw InputError.
+// The command's --json output. Bad arguments throw InputError, prefixed
+// "<command> options: " (a study names the point's command).
 nlohmann::ordered_json run_in_process(std::string_view command, const std::vector<std::string>& args);
+
+// The same, checked and worded as `pipeplan <command> ARGS --json` would be:
+// an InputError's text is the line the CLI prints after "pipeplan: error: ".
+nlohmann::ordered_json run_as_command_line(std::string_view command, const std::vector<std::string>& args);
 
 // The long option names the command takes, without dashes ("micro-batch-size").
 std::vector<std::string> option_names(std::string_view command);
 // Whether the option is a flag (takes no value).
 bool is_flag(std::string_view command, std::string_view option);
+// Whether the option takes several values after its name (not a comma list).
+bool takes_several(std::string_view command, std::string_view option);
 
 }  // namespace pipeplan::commands

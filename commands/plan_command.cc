@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "commands/framework_files.h"
 #include "commands/model_options.h"
 #include "commands/option_use.h"
 #include "commands/output_files.h"
@@ -52,6 +53,7 @@ struct PlanOptions {
   int threads = 0;
   bool json = false;
   std::optional<std::string> out;
+  FrameworkFiles framework_files;
 };
 
 // "0.5%" or "0.005".
@@ -280,6 +282,7 @@ planner::PlanReport plan_report(const PlanOptions& options, const planner::PlanR
     planner::take_figures(report.best, file.plan);
     write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
   }
+  write_framework_files(options.framework_files, best, request.global_batch, request.seq_len, request.model);
   return report;
 }
 
@@ -313,6 +316,10 @@ CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterCo
     report.alone_best =
         plan_report(options, kind_request, *alone.result, options.hardware + ":" + report.search.pools[alone.pool].kind);
   } else {
+    refuse_framework_files(options.framework_files,
+                           fmt::format("the best plan pipelines over GPU kinds, which neither framework's config "
+                                       "describes; plan on one kind (--hardware {}:KIND)",
+                                       options.hardware));
     const planner::MixedPlan& best = report.search.ranked.front();
     planner::PipelineSetup setup = planner::mixed_setup(best.plan, request.seq_len);
     setup.split = best.plan.split;
@@ -425,6 +432,7 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object");
   command->add_option("--out", options->out, "Write the best plan as YAML (replay: pipeplan simulate --plan FILE)");
+  add_framework_file_options(*command, options->framework_files);
   command->callback([options, sink, command] { sink(run_plan(*options, *command), options->json); });
 }
 

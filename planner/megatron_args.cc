@@ -11,25 +11,17 @@
 namespace pipeplan::planner {
 namespace {
 
-// "--decoder-first/last-pipeline-num-layers" describe a split whose middle
-// stages are equal (one chunk per rank); otherwise the layout string.
 std::string placement_arguments(const PlanCandidate& plan) {
-  const std::vector<int> counts = plan.split.transformer_layer_counts();
-  if (plan.virtual_stages == 1 && counts.size() > 2) {
-    const int middle = counts[1];
-    bool even_middle = true;
-    for (std::size_t stage = 1; stage + 1 < counts.size(); ++stage) even_middle &= counts[stage] == middle;
-    if (even_middle) {
-      std::string args;
-      if (counts.front() != middle) args += fmt::format(" --decoder-first-pipeline-num-layers {}", counts.front());
-      if (counts.back() != middle) args += fmt::format(" --decoder-last-pipeline-num-layers {}", counts.back());
-      return args;
-    }
+  const MegatronPlacement placement = megatron_placement(plan);
+  std::string args;
+  if (placement.first_stage_layers) {
+    args += fmt::format(" --decoder-first-pipeline-num-layers {}", *placement.first_stage_layers);
   }
-  bool all_equal = true;
-  for (int count : counts) all_equal &= count == counts.front();
-  if (all_equal) return "";
-  return fmt::format(" --pipeline-model-parallel-layout \"{}\"", format_layout(plan.split));
+  if (placement.last_stage_layers) {
+    args += fmt::format(" --decoder-last-pipeline-num-layers {}", *placement.last_stage_layers);
+  }
+  if (!placement.layout.empty()) args += fmt::format(" --pipeline-model-parallel-layout \"{}\"", placement.layout);
+  return args;
 }
 
 // Multi-head latent attention's shapes (Megatron-core's MLA flags): the
@@ -71,6 +63,45 @@ std::string expert_arguments(const PlanCandidate& plan, const models::ModelConfi
 }
 
 }  // namespace
+
+// The first/last counts describe a split whose middle stages are equal (one
+// chunk per rank); otherwise the layout string.
+MegatronPlacement megatron_placement(const PlanCandidate& plan) {
+  const std::vector<int> counts = plan.split.transformer_layer_counts();
+  MegatronPlacement placement;
+  if (plan.virtual_stages == 1 && counts.size() > 2) {
+    const int middle = counts[1];
+    bool even_middle = true;
+    for (std::size_t stage = 1; stage + 1 < counts.size(); ++stage) even_middle &= counts[stage] == middle;
+    if (even_middle) {
+      if (counts.front() != middle) placement.first_stage_layers = counts.front();
+      if (counts.back() != middle) placement.last_stage_layers = counts.back();
+      return placement;
+    }
+  }
+  bool all_equal = true;
+  for (int count : counts) all_equal &= count == counts.front();
+  if (!all_equal) placement.layout = format_layout(plan.split);
+  return placement;
+}
+
+std::string schedule_runners(const std::string& schedule) {
+  const sim::ScheduleFamily& family = sim::find_schedule_family(schedule);
+  std::string runs_it = "no framework runs it";
+  if (family.name == "ZBH1" || family.name == "ZBH2") runs_it = "the Zero Bubble fork of Megatron-LM runs it";
+  if (sim::runs_in_pytorch_pipelining(family)) runs_it = "PyTorch's pipelining runs it";
+  if (family.name == "ZBVZeroBubble") runs_it = "PyTorch's pipelining and the Zero Bubble fork run it";
+  if (family.name == "DualPipeV") runs_it = "PyTorch's pipelining and DeepSeek's DualPipe run it";
+  if (family.name == "VHalf" || family.name == "VMin") {
+    runs_it = "the Zero Bubble fork of Megatron-LM runs it; PyTorch's _PipelineScheduleRuntime runs the order "
+              "`pipeplan simulate --plan PLAN --csv-out order.csv` writes";
+  }
+  if (sim::is_searched(family)) {
+    runs_it = "PyTorch's _PipelineScheduleRuntime runs the order `pipeplan simulate --plan PLAN --csv-out "
+              "order.csv` writes";
+  }
+  return runs_it;
+}
 
 std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int seq_len,
                                const models::ModelConfig* model) {
@@ -135,21 +166,8 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   }
   // One pipeline rank runs no pipeline schedule.
   if (plan.pp > 1 && plan.schedule != "1F1B" && plan.schedule != "Interleaved1F1B") {
-    const sim::ScheduleFamily& family = sim::find_schedule_family(plan.schedule);
-    std::string runs_it = "no framework runs it";
-    if (family.name == "ZBH1" || family.name == "ZBH2") runs_it = "the Zero Bubble fork of Megatron-LM runs it";
-    if (sim::runs_in_pytorch_pipelining(family)) runs_it = "PyTorch's pipelining runs it";
-    if (family.name == "ZBVZeroBubble") runs_it = "PyTorch's pipelining and the Zero Bubble fork run it";
-    if (family.name == "DualPipeV") runs_it = "PyTorch's pipelining and DeepSeek's DualPipe run it";
-    if (family.name == "VHalf" || family.name == "VMin") {
-      runs_it = "the Zero Bubble fork of Megatron-LM runs it; PyTorch's _PipelineScheduleRuntime runs the order "
-                "`pipeplan simulate --plan PLAN --csv-out order.csv` writes";
-    }
-    if (sim::is_searched(family)) {
-      runs_it = "PyTorch's _PipelineScheduleRuntime runs the order `pipeplan simulate --plan PLAN --csv-out "
-                "order.csv` writes";
-    }
-    notes.push_back(fmt::format("schedule {}: not in Megatron-LM's built-in schedules ({})", plan.schedule, runs_it));
+    notes.push_back(fmt::format("schedule {}: not in Megatron-LM's built-in schedules ({})", plan.schedule,
+                                schedule_runners(plan.schedule)));
   }
   if (!notes.empty()) args += fmt::format("  # {}", fmt::join(notes, "; "));
   return args;

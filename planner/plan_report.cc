@@ -1,13 +1,17 @@
 #include "planner/plan_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "common/units.h"
 #include "planner/megatron_args.h"
+#include "planner/megatron_bridge_overrides.h"
 #include "planner/placement_report.h"
 #include "planner/model_report.h"
+#include "planner/torchtitan_config.h"
 
 namespace pipeplan::planner {
 
@@ -123,6 +127,15 @@ std::string table(const std::string& title, const std::vector<PlanCandidate>& ca
   return text;
 }
 
+// A framework's fragment indented under its title, or why there is none.
+std::string framework_text(const std::string& title, const FrameworkConfig& config) {
+  if (config.text.empty()) return fmt::format("\n{}: not written: {}\n", title, fmt::join(config.refusals, "; "));
+  std::string text = fmt::format("\n{}:\n", title);
+  std::istringstream lines(config.text);
+  for (std::string line; std::getline(lines, line);) text += line.empty() ? "\n" : "  " + line + "\n";
+  return text;
+}
+
 std::string rejected_text(const PlanSearchResult& search) {
   std::string text;
   for (const auto& [reason, count] : search.rejected) text += fmt::format("{}{} {}", text.empty() ? "" : ", ", reason, count);
@@ -150,6 +163,14 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   }
   json["megatron_args"] =
       megatron_arguments(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
+  const FrameworkConfig titan =
+      torchtitan_config(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
+  const FrameworkConfig bridge =
+      megatron_bridge_overrides(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
+  json["torchtitan_toml"] = titan.text;
+  json["torchtitan_refusals"] = titan.refusals;
+  json["megatron_bridge_yaml"] = bridge.text;
+  json["megatron_bridge_refusals"] = bridge.refusals;
   json["rank_placement"] = {{"cluster", report.cluster.name},
                             {"order", std::string(megatron_order_name(report.best_plan.pipeline_first))}};
   json["rank_placement"].update(placement_json(report.placement));
@@ -202,6 +223,10 @@ std::string plan_report_text(const PlanReport& report) {
   }
   text += fmt::format("\nMegatron-LM arguments:\n  {}\n",
                       megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config));
+  text += framework_text("torchtitan job config (TOML)",
+                         torchtitan_config(plan, report.global_batch, report.seq_len, &report.model_config));
+  text += framework_text("Megatron-Bridge recipe overrides (YAML)",
+                         megatron_bridge_overrides(plan, report.global_batch, report.seq_len, &report.model_config));
   text += fmt::format("\nplacement on {}, ranks in Megatron's order {} ({}):\n{}\n", report.cluster.name,
                       megatron_order_name(plan.pipeline_first),
                       plan.pipeline_first ? "--use-tp-pp-dp-mapping" : "its default, no flag needed",

@@ -9,6 +9,7 @@ packages=(
   libboost-graph-dev libeigen3-dev
   libgtest-dev libbenchmark-dev
   openmpi-bin libopenmpi-dev
+  pybind11-dev python3-dev python3-pytest python3-venv python3-pip python3-matplotlib
 )
 
 # The checks CI adds (scripts/check.sh): clang and its libFuzzer runtime.

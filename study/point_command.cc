@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "commands/in_process.h"
 #include "common/error.h"
 #include "common/text_file.h"
@@ -91,7 +93,11 @@ std::string write_derived(const std::string& kind, const std::string& original, 
   root["name"] = fmt::format("{} ({})", root["name"] ? root["name"].as<std::string>() : original, label);
   YAML::Emitter out;
   out << root;
-  std::ofstream(file) << out.c_str() << '\n';
+  // Written aside, then renamed: MPI ranks sharing the output folder write
+  // the same file, and none may read another's half-written copy.
+  const std::string aside = fmt::format("{}.{}.part", file, ::getpid());
+  std::ofstream(aside) << out.c_str() << '\n';
+  std::filesystem::rename(aside, file);
   // Loading now reports a bad field before the run starts.
   if (kind == "models") {
     models::load_model(file);

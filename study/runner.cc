@@ -37,6 +37,7 @@ nlohmann::ordered_json top_level_fields(const nlohmann::ordered_json& output) {
 
 // Runs the point; returns its output (null when the point has no result).
 nlohmann::ordered_json run_point(const StudyFile& study, PointOutcome& outcome) {
+  outcome.ran = true;
   nlohmann::ordered_json output;
   try {
     output = commands::run_in_process(mode_command(study.mode), outcome.arguments);
@@ -73,6 +74,10 @@ std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& op
     throw InputError(fmt::format("the study has {} points (over {}); shrink the sweep or pass --yes", total,
                                  kMaxPointsUnconfirmed));
   }
+  if (options.share.ranks < 1 || options.share.rank < 0 || options.share.rank >= options.share.ranks) {
+    throw InputError(fmt::format("rank {} of {}: a study's share needs 0 <= rank < ranks", options.share.rank,
+                                 options.share.ranks));
+  }
   if (total <= kMaxPointsUnconfirmed && options.yes) {
     throw InputError(fmt::format("--yes confirms studies of over {} points; this one has {}: drop it",
                                  kMaxPointsUnconfirmed, total));
@@ -87,11 +92,12 @@ std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& op
   }
   std::atomic<std::size_t> done{0};
   std::mutex progress_mutex;
+  std::size_t to_run = outcomes.size();  // this process's points, once its share is known
   auto finished = [&] {
     const std::size_t count = ++done;
     if (options.progress) {
       const std::lock_guard<std::mutex> lock(progress_mutex);
-      options.progress(count, outcomes.size(), "points");
+      options.progress(count, to_run, "points");
     }
   };
   // In order until one has a result, which checks the metrics and closed
@@ -105,9 +111,15 @@ std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& op
       break;
     }
   }
-  const std::size_t rest = first < outcomes.size() ? first + 1 : outcomes.size();
-  parallel_for(outcomes.size() - rest, options.jobs, [&](std::size_t index) {
-    run_point(study, outcomes[rest + index]);
+  std::vector<std::size_t> share;
+  const auto ranks = static_cast<std::size_t>(options.share.ranks);
+  for (std::size_t index = first + 1 + static_cast<std::size_t>(options.share.rank); index < outcomes.size();
+       index += ranks) {
+    share.push_back(index);
+  }
+  to_run = done + share.size();
+  parallel_for(share.size(), options.jobs, [&](std::size_t at) {
+    run_point(study, outcomes[share[at]]);
     finished();
   });
   return outcomes;

@@ -26,6 +26,15 @@ struct PointOutcome {
   // "memory_limit_bytes"), for closed forms and the memory columns.
   nlohmann::ordered_json fields;
   std::string error;                   // empty on success
+  bool ran = false;                    // run by this process (see PointShare)
+};
+
+// This process's part of a study run over several (MPI ranks): every rank
+// runs the points up to the first with a result (which check the study
+// file), then the rest are dealt round-robin.
+struct PointShare {
+  int rank = 0;
+  int ranks = 1;
 };
 
 struct RunOptions {
@@ -33,6 +42,7 @@ struct RunOptions {
   int jobs = 0;       // 0: all cores
   bool yes = false;   // allow studies over kMaxPointsUnconfirmed
   ProgressFn progress;  // called as points finish
+  PointShare share;     // the whole study by default
 };
 
 constexpr std::size_t kMaxPointsUnconfirmed = 1'000'000;
@@ -40,7 +50,7 @@ constexpr std::size_t kMaxPointsUnconfirmed = 1'000'000;
 // Checks the size and every point's arguments before running anything,
 // then runs points in order until one has a result and checks the metric
 // paths and closed forms against it (InputError, with close names), then
-// runs the rest.
+// runs the rest (those of `options.share`; the others keep ran = false).
 std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& options);
 
 }  // namespace pipeplan::study

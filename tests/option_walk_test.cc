@@ -209,7 +209,9 @@ TEST(OptionWalk, Plan) {
          {"top", "--top 2"},
          {"threads", "--threads 1"},
          {"json", "--json"},
-         {"out", "--out {file}"}},
+         {"out", "--out {file}"},
+         {"torchtitan-out", "--torchtitan-out {file}"},
+         {"megatron-bridge-out", "--megatron-bridge-out {file}"}},
         [](const CommandResult& r) {
           // The search's own time varies from run to run.
           const std::string text = std::regex_replace(r.out, std::regex(R"(candidates in [0-9.]+ s)"), "");

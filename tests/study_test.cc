@@ -41,7 +41,7 @@ struct Ran {
 Ran run(const std::string& name, int jobs = 2) {
   Ran ran{read_study(kStudies + name + ".yaml"), {}, testing::temp_path("study_" + name + std::to_string(jobs))};
   std::filesystem::create_directories(ran.dir);
-  ran.outcomes = run_study(ran.study, {ran.dir, jobs, false, {}});
+  ran.outcomes = run_study(ran.study, {ran.dir, jobs, false, {}, {}});
   write_study_outputs(ran.study, ran.outcomes, ran.dir);
   return ran;
 }
@@ -171,7 +171,7 @@ TEST(Study, PointsThatFailBesidePointsThatRunAreReportedNotFatal) {
   const StudyFile study = read_study(file);
   const std::string dir = testing::temp_path("study_partial");
   std::filesystem::create_directories(dir);
-  const std::vector<PointOutcome> outcomes = run_study(study, {dir, 1, false, {}});
+  const std::vector<PointOutcome> outcomes = run_study(study, {dir, 1, false, {}, {}});
   ASSERT_EQ(outcomes.size(), 2u);
   EXPECT_TRUE(outcomes[0].error.empty()) << outcomes[0].error;
   EXPECT_NE(outcomes[1].error.find("exceeds"), std::string::npos) << outcomes[1].error;
@@ -212,7 +212,7 @@ std::string error_of(const std::string& yaml) {
   const std::string path = testing::write_temp("bad_study.yaml", yaml);
   try {
     const StudyFile study = read_study(path);
-    run_study(study, {testing::temp_path("bad_study_out"), 1, false, {}});
+    run_study(study, {testing::temp_path("bad_study_out"), 1, false, {}, {}});
   } catch (const InputError& error) {
     return error.what();
   }

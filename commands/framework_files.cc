@@ -1,0 +1,52 @@
+#include "commands/framework_files.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "commands/output_files.h"
+#include "common/error.h"
+#include "planner/megatron_bridge_overrides.h"
+#include "planner/torchtitan_config.h"
+
+namespace pipeplan::commands {
+namespace {
+
+void write_config(const std::optional<std::string>& path, std::string_view option, std::string_view framework,
+                  const planner::FrameworkConfig& config) {
+  if (!path) return;
+  if (config.text.empty()) {
+    throw InputError(
+        fmt::format("{}: {} cannot run the best plan: {}", option, framework, fmt::join(config.refusals, "; ")));
+  }
+  write_text_file(*path, config.text, option);
+}
+
+}  // namespace
+
+void add_framework_file_options(CLI::App& command, FrameworkFiles& files) {
+  command.add_option("--torchtitan-out", files.torchtitan,
+                     "Write the best plan's torchtitan job config (TOML fragment); refused where torchtitan cannot "
+                     "run the plan");
+  command.add_option("--megatron-bridge-out", files.megatron_bridge,
+                     "Write the best plan's Megatron-Bridge recipe overrides (YAML); refused where Megatron-core "
+                     "cannot run the plan");
+}
+
+void write_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
+                           int seq_len, const models::ModelConfig& model) {
+  if (files.torchtitan) {
+    write_config(files.torchtitan, "--torchtitan-out", "torchtitan",
+                 planner::torchtitan_config(best, global_batch, seq_len, &model));
+  }
+  if (files.megatron_bridge) {
+    write_config(files.megatron_bridge, "--megatron-bridge-out", "Megatron-Bridge",
+                 planner::megatron_bridge_overrides(best, global_batch, seq_len, &model));
+  }
+}
+
+void refuse_framework_files(const FrameworkFiles& files, std::string_view why) {
+  if (files.torchtitan) throw InputError(fmt::format("--torchtitan-out: {}", why));
+  if (files.megatron_bridge) throw InputError(fmt::format("--megatron-bridge-out: {}", why));
+}
+
+}  // namespace pipeplan::commands

@@ -1,0 +1,31 @@
+// `plan`'s framework configs for its best plan: --torchtitan-out (a
+// torchtitan TOML fragment) and --megatron-bridge-out (Megatron-Bridge
+// recipe overrides).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "models/model_config.h"
+#include "planner/plan_search.h"
+
+namespace pipeplan::commands {
+
+struct FrameworkFiles {
+  std::optional<std::string> torchtitan, megatron_bridge;
+};
+
+void add_framework_file_options(CLI::App& command, FrameworkFiles& files);
+
+// Writes each file asked for; throws InputError naming the option and what
+// stands in the way where the framework cannot run `best`.
+void write_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
+                           int seq_len, const models::ModelConfig& model);
+
+// Throws InputError naming the option given, for a best plan no framework
+// config describes (`why`).
+void refuse_framework_files(const FrameworkFiles& files, std::string_view why);
+
+}  // namespace pipeplan::commands
