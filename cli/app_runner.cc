@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,21 +17,36 @@ namespace {
 constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 1;
 
+// Under mpirun every rank reads the same command line: rank 0 alone answers
+// it (help, a bad argument), so each line is printed once.
+bool another_rank_answers() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (const char* rank = std::getenv(name)) return std::atoi(rank) > 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 int run_app(CLI::App& app, int argc, char** argv) {
+  const bool quiet = another_rank_answers();
   try {
     const std::vector<std::string> args(argv + 1, argv + argc);
     commands::check_arguments(app, args);
+  } catch (const InputError& error) {
+    if (!quiet) std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));
+    return kExitBadInput;
+  }
+  try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
-    return app.exit(help);
+    return quiet ? help.get_exit_code() : app.exit(help);
   } catch (const CLI::CallForAllHelp& help) {
-    return app.exit(help);
+    return quiet ? help.get_exit_code() : app.exit(help);
   } catch (const CLI::CallForVersion& version) {
-    return app.exit(version);
+    return quiet ? version.get_exit_code() : app.exit(version);
   } catch (const CLI::ParseError& error) {
-    std::cerr << fmt::format("pipeplan: error: {}\n", commands::parse_error_text(error));
+    if (!quiet) std::cerr << fmt::format("pipeplan: error: {}\n", commands::parse_error_text(error));
     return kExitBadInput;
   } catch (const ScheduleError& error) {
     std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));

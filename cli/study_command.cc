@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/study_ranks.h"
+#include "commands/argument_check.h"
 #include "commands/terminal_progress.h"
 #include "common/error.h"
 #include "study/outcome_exchange.h"
@@ -76,9 +77,9 @@ void run_study_command(const StudyOptions& options) {
   for (const study::PointOutcome& outcome : outcomes) failed += outcome.error.empty() ? 0 : 1;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string on_ranks = ranks.ranks() > 1 ? fmt::format(" on {} ranks", ranks.ranks()) : "";
-  std::cout << fmt::format("{}: {} points ({} without a result){} in {:.2f} s; wrote {} in {}\n",
-                           study->title.empty() ? options.file : study->title, outcomes.size(), failed, on_ranks,
-                           seconds, fmt::join(files, ", "), out_dir);
+  std::cout << fmt::format("{}: {} point{} ({} without a result){} in {:.2f} s; wrote {} in {}\n",
+                           study->title.empty() ? options.file : study->title, outcomes.size(),
+                           outcomes.size() == 1 ? "" : "s", failed, on_ranks, seconds, fmt::join(files, ", "), out_dir);
   // Nothing to compare: the base itself is wrong, not one point.
   if (!outcomes.empty() && failed == outcomes.size()) {
     throw InputError(fmt::format("no point of the study has a result; the first says: {} (results.csv in {} has each "
@@ -97,7 +98,9 @@ void register_study_command(CLI::App& app) {
                "ranks and rank 0 writes");
   command->add_option("file", options->file, "Study YAML (see configs/studies/)")->required();
   command->add_option("--out", options->out_dir, "Output folder [default: study-<file name>]");
-  command->add_option("--jobs,-j", options->jobs, "Points run in parallel (per rank under mpirun); 0 = all cores")->capture_default_str();
+  command->add_option("--jobs,-j", options->jobs, "Points run in parallel (per rank under mpirun); 0 = all cores")
+      ->check(commands::whole_number_at_least(0))
+      ->capture_default_str();
   command->add_flag("--yes", options->yes, "Run studies of more than a million points");
   command->callback([options] { run_study_command(*options); });
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "commands/argument_check.h"
 #include "commands/output_files.h"
 #include "commands/terminal_progress.h"
 #include "common/error.h"
@@ -180,7 +181,9 @@ void register_validate_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--check-gradients", options->check_gradients,
                     "First compare the loss and every gradient of one iteration with an unpipelined run");
-  command->add_option("--seed", options->seed, "Seed of the weights and data")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of the weights and data")
+      ->check(commands::whole_number_at_least(0))
+      ->capture_default_str();
   command->add_option("--inject-stall", options->inject_stall,
                       "Fault test: this rank stops answering before the measured iterations");
   command->callback([options] { run_on_world(*options); });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <regex>
 
 #include "common/close_names.h"
@@ -103,6 +104,19 @@ void check_arguments(const CLI::App& app, const std::vector<std::string>& args) 
                                    token, command_path(*command), command_path(*command)));
     }
   }
+}
+
+CLI::Validator whole_number_at_least(long long minimum) {
+  return CLI::Validator(
+      [minimum](std::string& text) -> std::string {
+        long long value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, error] = std::from_chars(text.data(), end, value);
+        if (error != std::errc() || stop != end) return fmt::format("{} is not a whole number", text);
+        if (value < minimum) return fmt::format("{} is below {}", text, minimum);
+        return "";
+      },
+      fmt::format("INT>={}", minimum));
 }
 
 // CLI11's own wording, in the project's: what was wrong and the fix.

@@ -14,6 +14,10 @@ namespace pipeplan::commands {
 // subcommand or option, with the close names.
 void check_arguments(const CLI::App& app, const std::vector<std::string>& args);
 
+// A count option's check: a whole number of at least `minimum`, else
+// "--threads: -5 is below 0".
+CLI::Validator whole_number_at_least(long long minimum);
+
 // CLI11's parse error in the project's wording: what was wrong and the fix.
 std::string parse_error_text(const CLI::ParseError& error);
 

@@ -11,14 +11,14 @@
 namespace pipeplan::commands {
 namespace {
 
-void write_config(const std::optional<std::string>& path, std::string_view option, std::string_view framework,
-                  const planner::FrameworkConfig& config) {
+void add_config(const std::optional<std::string>& path, std::string_view option, std::string_view framework,
+                const planner::FrameworkConfig& config, OutputFiles& out) {
   if (!path) return;
   if (config.text.empty()) {
     throw InputError(
         fmt::format("{}: {} cannot run the best plan: {}", option, framework, fmt::join(config.refusals, "; ")));
   }
-  write_text_file(*path, config.text, option);
+  out.add(*path, config.text, option);
 }
 
 }  // namespace
@@ -32,15 +32,15 @@ void add_framework_file_options(CLI::App& command, FrameworkFiles& files) {
                      "cannot run the plan");
 }
 
-void write_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
-                           int seq_len, const models::ModelConfig& model) {
+void add_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
+                         int seq_len, const models::ModelConfig& model, OutputFiles& out) {
   if (files.torchtitan) {
-    write_config(files.torchtitan, "--torchtitan-out", "torchtitan",
-                 planner::torchtitan_config(best, global_batch, seq_len, &model));
+    add_config(files.torchtitan, "--torchtitan-out", "torchtitan",
+               planner::torchtitan_config(best, global_batch, seq_len, &model), out);
   }
   if (files.megatron_bridge) {
-    write_config(files.megatron_bridge, "--megatron-bridge-out", "Megatron-Bridge",
-                 planner::megatron_bridge_overrides(best, global_batch, seq_len, &model));
+    add_config(files.megatron_bridge, "--megatron-bridge-out", "Megatron-Bridge",
+               planner::megatron_bridge_overrides(best, global_batch, seq_len, &model), out);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "commands/output_files.h"
 #include "models/model_config.h"
 #include "planner/plan_search.h"
 
@@ -19,10 +20,10 @@ struct FrameworkFiles {
 
 void add_framework_file_options(CLI::App& command, FrameworkFiles& files);
 
-// Writes each file asked for; throws InputError naming the option and what
-// stands in the way where the framework cannot run `best`.
-void write_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
-                           int seq_len, const models::ModelConfig& model);
+// Adds each file asked for to `out`; throws InputError naming the option and
+// what stands in the way where the framework cannot run `best`.
+void add_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
+                         int seq_len, const models::ModelConfig& model, OutputFiles& out);
 
 // Throws InputError naming the option given, for a best plan no framework
 // config describes (`why`).

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "commands/argument_check.h"
 #include "commands/command_output.h"
 #include "commands/output_files.h"
 #include "common/error.h"
@@ -223,11 +224,15 @@ void register_goodput_command(CLI::App& app, OutputSink sink) {
                       "Checkpoint every this many steps [default: Daly's optimum, in whole steps]");
   command->add_flag("--async", options->asynchronous,
                     "Snapshot the state to host memory (the step waits for the copy) and write it behind");
-  command->add_option("--runs", options->runs, "Monte Carlo runs; 0 = none")->capture_default_str();
+  command->add_option("--runs", options->runs, "Monte Carlo runs; 0 = none")
+      ->check(whole_number_at_least(0))
+      ->capture_default_str();
   command->add_option("--run-length", options->run_length,
                       "Training time of each Monte Carlo run, failures excluded, e.g. 30d [default: the token budget's, "
                       "else 30d]");
-  command->add_option("--seed", options->seed, "Seed of the Monte Carlo runs")->capture_default_str();
+  command->add_option("--seed", options->seed, "Seed of the Monte Carlo runs")
+      ->check(whole_number_at_least(0))
+      ->capture_default_str();
   command->add_option("--weibull-shape", options->weibull_shape,
                       "Times between failures: Weibull of this shape with the job's MTBF as mean (1 = exponential)")
       ->capture_default_str();
@@ -242,7 +247,9 @@ void register_goodput_command(CLI::App& app, OutputSink sink) {
   command->add_flag("--replan", options->replan,
                     "With --spares: with none left, restart at once on the nodes left at the step the planner finds "
                     "for them (up to 4 nodes fewer) instead of waiting for a repaired node");
-  command->add_option("--threads", options->threads, "Worker threads for the runs; 0 = all cores")->capture_default_str();
+  command->add_option("--threads", options->threads, "Worker threads for the runs; 0 = all cores")
+      ->check(whole_number_at_least(0))
+      ->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object instead of the summary");
   command->callback([options, sink] { run_goodput(*options, sink); });
 }

@@ -72,15 +72,21 @@ nlohmann::ordered_json run_as_command_line(std::string_view command, const std::
   return captured.json;
 }
 
-std::vector<std::string> option_names(std::string_view command) {
+std::vector<std::pair<std::string, std::string>> option_descriptions(std::string_view command) {
   const auto app = app_for(command, nullptr);
-  std::vector<std::string> names;
+  std::vector<std::pair<std::string, std::string>> described;
   for (const CLI::Option* option : app->get_subcommand(std::string(command))->get_options()) {
     for (const std::string& name : option->get_lnames()) {
-      if (name != "help" && name != "json") names.push_back(name);
+      if (name != "help" && name != "json") described.emplace_back(name, option->get_description());
     }
   }
-  std::sort(names.begin(), names.end());
+  std::sort(described.begin(), described.end());
+  return described;
+}
+
+std::vector<std::string> option_names(std::string_view command) {
+  std::vector<std::string> names;
+  for (auto& [name, description] : option_descriptions(command)) names.push_back(std::move(name));
   return names;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pipeplan::commands {
@@ -19,6 +20,8 @@ nlohmann::ordered_json run_as_command_line(std::string_view command, const std::
 
 // The long option names the command takes, without dashes ("micro-batch-size").
 std::vector<std::string> option_names(std::string_view command);
+// Each long option name (as option_names) with its help text.
+std::vector<std::pair<std::string, std::string>> option_descriptions(std::string_view command);
 // Whether the option is a flag (takes no value).
 bool is_flag(std::string_view command, std::string_view option);
 // Whether the option takes several values after its name (not a comma list).

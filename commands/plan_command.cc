@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 
+#include "commands/argument_check.h"
 #include "commands/framework_files.h"
 #include "commands/model_options.h"
 #include "commands/option_use.h"
@@ -278,11 +279,13 @@ planner::PlanReport plan_report(const PlanOptions& options, const planner::PlanR
   report.placement =
       planner::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
                          planner::megatron_rank_order(best.pipeline_first), true);
+  OutputFiles files;
   if (options.out) {
     planner::take_figures(report.best, file.plan);
-    write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
+    files.add(*options.out, planner::write_plan_yaml(file), "--out");
   }
-  write_framework_files(options.framework_files, best, request.global_batch, request.seq_len, request.model);
+  add_framework_files(options.framework_files, best, request.global_batch, request.seq_len, request.model, files);
+  files.write_all();
   return report;
 }
 
@@ -428,8 +431,12 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
                       "throughput (tokens/s), memory (lowest peak) or goodput (tokens/s once failures, restarts and "
                       "checkpoints count: the hardware's reliability, see `pipeplan goodput`)")
       ->capture_default_str();
-  command->add_option("--top", options->top, "Alternatives to list")->capture_default_str();
-  command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")->capture_default_str();
+  command->add_option("--top", options->top, "Alternatives to list")
+      ->check(whole_number_at_least(1))
+      ->capture_default_str();
+  command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")
+      ->check(whole_number_at_least(0))
+      ->capture_default_str();
   command->add_flag("--json", options->json, "Print one JSON object");
   command->add_option("--out", options->out, "Write the best plan as YAML (replay: pipeplan simulate --plan FILE)");
   add_framework_file_options(*command, options->framework_files);

@@ -127,8 +127,10 @@ void run_serve(const ServeCommandOptions& command_options, const CLI::App& comma
   const planner::ServeOptions options = serve_options(command_options);
   const planner::ServePlan plan = planner::plan_serving(options);
   const planner::ServeCandidate& best = plan.candidates.front();
-  if (command_options.trace) write_text_file(*command_options.trace, planner::serving_trace_json(best.spans), "--trace");
-  if (command_options.svg) write_text_file(*command_options.svg, kv_chart(best), "--svg");
+  OutputFiles files;
+  if (command_options.trace) files.add(*command_options.trace, planner::serving_trace_json(best.spans), "--trace");
+  if (command_options.svg) files.add(*command_options.svg, kv_chart(best), "--svg");
+  files.write_all();
   sink({planner::serve_json(options, plan), planner::serve_text(options, plan)}, command_options.json);
 }
 

@@ -95,13 +95,15 @@ std::int64_t memory_cap_bytes(const SimulateOutputs& outputs) {
 
 void write_simulation_files(const sim::SimulationReport& report, const sim::Schedule& schedule,
                             const SimulateOutputs& outputs, bool ascii_gantt, CommandOutput& output) {
-  if (outputs.csv_file) write_text_file(*outputs.csv_file, sim::write_schedule_csv(schedule), "--csv-out");
+  OutputFiles files;
+  if (outputs.csv_file) files.add(*outputs.csv_file, sim::write_schedule_csv(schedule), "--csv-out");
   if (ascii_gantt) output.text += "\n" + sim::ascii_gantt(report);
-  if (outputs.trace_file) write_text_file(*outputs.trace_file, sim::chrome_trace_json(report), "--trace");
+  if (outputs.trace_file) files.add(*outputs.trace_file, sim::chrome_trace_json(report), "--trace");
   if (outputs.svg_file) {
     const sim::GanttWindow window = outputs.window ? sim::parse_gantt_window(*outputs.window) : sim::GanttWindow{};
-    write_text_file(*outputs.svg_file, sim::svg_gantt(report, window), "--svg");
+    files.add(*outputs.svg_file, sim::svg_gantt(report, window), "--svg");
   }
+  files.write_all();
 }
 
 }  // namespace pipeplan::commands

@@ -169,8 +169,10 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
       megatron_bridge_overrides(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
   json["torchtitan_toml"] = titan.text;
   json["torchtitan_refusals"] = titan.refusals;
+  json["torchtitan_notes"] = titan.notes;
   json["megatron_bridge_yaml"] = bridge.text;
   json["megatron_bridge_refusals"] = bridge.refusals;
+  json["megatron_bridge_notes"] = bridge.notes;
   json["rank_placement"] = {{"cluster", report.cluster.name},
                             {"order", std::string(megatron_order_name(report.best_plan.pipeline_first))}};
   json["rank_placement"].update(placement_json(report.placement));

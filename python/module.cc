@@ -77,6 +77,8 @@ PYBIND11_MODULE(_pipeplan, module) {
              "Runs a command with command-line arguments; returns its --json output");
   module.def("option_names", &pipeplan::commands::option_names, py::arg("command"),
              "The command's long option names, without dashes");
+  module.def("option_descriptions", &pipeplan::commands::option_descriptions, py::arg("command"),
+             "The command's long option names with their help texts");
   module.def("is_flag", &pipeplan::commands::is_flag, py::arg("command"), py::arg("option"),
              "Whether the option takes no value");
   module.def("takes_several", &pipeplan::commands::takes_several, py::arg("command"), py::arg("option"),

@@ -66,5 +66,22 @@ TEST_F(StudyRanksCli, ARefusalIsOneLineFromRankZero) {
   EXPECT_EQ(errors, 1u) << result.err;
 }
 
+TEST_F(StudyRanksCli, HelpAndBadArgumentsAreAnsweredOnce) {
+  const std::string study = kConfigs + "/studies/bubble_vs_microbatches.yaml";
+  const CommandResult bogus = run_with(kMpirun + "3 ", "study " + study + " --bogus", 120);
+  EXPECT_EQ(bogus.code, 2);
+  EXPECT_EQ(bogus.err.rfind("pipeplan: error: unknown option --bogus", 0), 0u) << bogus.err;
+  EXPECT_EQ(bogus.err.find("pipeplan: error:", 1), std::string::npos) << bogus.err;
+  const CommandResult jobs = run_with(kMpirun + "2 ", "study " + study + " --jobs abc", 120);
+  EXPECT_EQ(jobs.code, 2);
+  EXPECT_EQ(jobs.err.find("pipeplan: error:", 1), std::string::npos) << jobs.err;
+  const CommandResult help = run_with(kMpirun + "2 ", "study --help", 120);
+  EXPECT_EQ(help.code, 0) << help.err;
+  const std::string usage = "Usage:";
+  const std::size_t first = help.out.find(usage);
+  ASSERT_NE(first, std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find(usage, first + 1), std::string::npos) << "help printed twice:\n" << help.out;
+}
+
 }  // namespace
 }  // namespace pipeplan::testing

@@ -6,17 +6,22 @@
     result["best"]["tp"]
 
 Each keyword is the command's long option with dashes as underscores
-(micro_batch_size=2 is --micro-batch-size 2); a flag takes True (or False for
-its --no- form where there is one); a list gives an option several values
-(tf=[1.0, 1.5] is --tf 1.0,1.5 where the option takes a comma list).
+(micro_batch_size=2 is --micro-batch-size 2), with a trailing underscore where
+the name is a Python word (async_=True is --async); a flag takes True (or
+False for its --no- form where there is one); None leaves an option out; a
+list gives an option several values (tf=[1.0, 1.5] is --tf 1.0,1.5 where the
+option takes a comma list). help(pipeplan.plan) lists the keywords.
 """
 
 import difflib
+from keyword import iskeyword
 
 from . import _pipeplan
 
 __version__ = _pipeplan.__version__
 __all__ = ["plan", "simulate", "goodput", "serve", "options", "InputError", "UnknownOptionError"]
+
+COMMANDS = ("plan", "simulate", "goodput", "serve")
 
 InputError = _pipeplan.InputError
 InputError.__doc__ = "Input pipeplan refuses: the message names the field and the fix."
@@ -28,28 +33,49 @@ class UnknownOptionError(InputError, TypeError):
 
 
 def plan(**options):
-    """`pipeplan plan`: the best layout, schedule and split (see `pipeplan plan --help`)."""
+    """`pipeplan plan`: the best layout, schedule and split."""
     return _run("plan", options)
 
 
 def simulate(**options):
-    """`pipeplan simulate`: one schedule replayed (see `pipeplan simulate --help`)."""
+    """`pipeplan simulate`: one schedule replayed."""
     return _run("simulate", options)
 
 
 def goodput(**options):
-    """`pipeplan goodput`: training time with failures and checkpoints (see `pipeplan goodput --help`)."""
+    """`pipeplan goodput`: training time with failures and checkpoints."""
     return _run("goodput", options)
 
 
 def serve(**options):
-    """`pipeplan serve`: serving layouts and latencies (see `pipeplan serve --help`)."""
+    """`pipeplan serve`: serving layouts and latencies."""
     return _run("serve", options)
 
 
 def options(command):
     """The keywords `command` takes, sorted."""
-    return [name.replace("-", "_") for name in _pipeplan.option_names(command)]
+    return [_keyword(name) for name in _pipeplan.option_names(_command(command))]
+
+
+def _command(command):
+    if command not in COMMANDS:
+        raise InputError(f"options(): command is one of {', '.join(COMMANDS)}, not {command!r}")
+    return command
+
+
+def _keyword(name):
+    keyword = name.replace("-", "_")
+    return keyword + "_" if iskeyword(keyword) else keyword
+
+
+def _document(function, command):
+    lines = [f"    {_keyword(name)}: {text}" for name, text in _pipeplan.option_descriptions(command)]
+    function.__doc__ += "\n\nKeywords (the command's options; returns its --json output as dicts and lists):\n"
+    function.__doc__ += "\n".join(lines)
+
+
+for _function in (plan, simulate, goodput, serve):
+    _document(_function, _function.__name__)
 
 
 def _run(command, options):
@@ -57,9 +83,11 @@ def _run(command, options):
     args = []
     for keyword, value in options.items():
         name = keyword.replace("_", "-")
+        if name not in known and name.endswith("-") and name[:-1] in known:
+            name = name[:-1]  # async_ for --async
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean {close[0].replace('-', '_')}? " if close else ""
+            hint = f"did you mean {_keyword(close[0])}? " if close else ""
             raise UnknownOptionError(
                 f"{command}() got an unknown keyword '{keyword}': {hint}"
                 f"pipeplan.options('{command}') lists the ones it takes")
@@ -68,6 +96,8 @@ def _run(command, options):
 
 
 def _arguments(command, keyword, name, value, known):
+    if value is None:
+        return []
     if _pipeplan.is_flag(command, name):
         if not isinstance(value, bool):
             raise InputError(f"{command}(): {keyword} is a flag: give True or False, not {value!r}")
@@ -76,20 +106,24 @@ def _arguments(command, keyword, name, value, known):
         if f"no-{name}" in known:
             return [f"--no-{name}"]
         return []
-    if value is None:
-        return []
     values = value if isinstance(value, (list, tuple)) else [value]
     if not values:
         raise InputError(f"{command}(): {keyword} is empty: give at least one value or leave it out")
-    texts = [_text(item) for item in values]
+    texts = [_text(command, keyword, item) for item in values]
     if _pipeplan.takes_several(command, name):
         return [f"--{name}", *texts]
     return [f"--{name}", ",".join(texts)]
 
 
-def _text(value):
+def _text(command, keyword, value):
+    if isinstance(value, (list, tuple, dict, set)):
+        raise InputError(f"{command}(): {keyword} takes a value or a flat list of values, not {type(value).__name__}s "
+                         "inside a list")
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
+    text = repr(value) if isinstance(value, float) else str(value)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"{command}(): {keyword} holds text that is not valid Unicode") from None
+    return text

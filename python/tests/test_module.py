@@ -127,3 +127,35 @@ def test_every_command_is_there():
     for command in ("plan", "simulate", "goodput", "serve"):
         assert pipeplan.options(command)
     assert pipeplan.__version__.count(".") == 2
+
+
+def test_a_python_word_takes_a_trailing_underscore(cli):
+    plan_file = "plan.yaml"
+    assert "async_" in pipeplan.options("goodput") and "async" not in pipeplan.options("goodput")
+    with pytest.raises(pipeplan.UnknownOptionError, match="did you mean async_"):
+        pipeplan.goodput(asynch=True)
+    # async_=True reaches the command as --async: refused there for the missing plan, like the CLI.
+    with pytest.raises(pipeplan.InputError) as raised:
+        pipeplan.goodput(plan=plan_file, async_=True)
+    assert str(raised.value) == cli_error(cli, "goodput", ["--plan", plan_file, "--async"])
+
+
+def test_none_leaves_any_option_out(cli):
+    assert without_run_time(pipeplan.plan(**PLAN, sequence_parallel=None, memory_cap=None)) == cli_json(cli, "plan", PLAN)
+
+
+def test_values_that_cannot_be_options_are_named():
+    with pytest.raises(pipeplan.InputError, match="tf takes a value or a flat list"):
+        pipeplan.simulate(schedule="1f1b", pp=2, microbatches=4, tf=[[1, 2], [3, 4]], tb=1.0)
+    with pytest.raises(pipeplan.InputError, match="tf holds text that is not valid Unicode"):
+        pipeplan.simulate(schedule="1f1b", pp=2, microbatches=4, tf="\ud800", tb=1.0)
+    with pytest.raises(pipeplan.InputError, match="command is one of plan, simulate, goodput, serve"):
+        pipeplan.options(3)
+
+
+def test_help_lists_every_keyword_with_its_text():
+    for command in ("plan", "simulate", "goodput", "serve"):
+        doc = getattr(pipeplan, command).__doc__
+        for keyword in pipeplan.options(command):
+            assert f"    {keyword}: " in doc, (command, keyword)
+    assert "micro_batch_size: Fix the micro-batch size" in pipeplan.plan.__doc__
