@@ -3,7 +3,14 @@
 // still reaches a libmpi frame that tests/lsan.supp can match, so this
 // program (alone: full unwinding makes every allocation many times slower)
 // unwinds in full unless ASAN_OPTIONS says otherwise.
-#include "cli/sanitizer_build.h"
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PIPEPLAN_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define PIPEPLAN_ASAN 1
+#endif
 
 #ifdef PIPEPLAN_ASAN
 extern "C" const char* __asan_default_options() { return "fast_unwind_on_malloc=0"; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <numeric>
@@ -12,32 +13,8 @@
 #include <mpi.h>
 #endif
 
-#include "cli/sanitizer_build.h"
-#ifdef PIPEPLAN_ASAN
-#include <sanitizer/lsan_interface.h>
-#endif
-
 namespace pipeplan::cli {
 namespace {
-
-// OpenMPI's allocations outlive MPI_Finalize, from components unloaded by
-// then, which no suppression can name: leak checking looks away inside MPI
-// calls (sanitizer builds only).
-class InsideMpi {
- public:
-  InsideMpi() {
-#ifdef PIPEPLAN_ASAN
-    __lsan_disable();
-#endif
-  }
-  ~InsideMpi() {
-#ifdef PIPEPLAN_ASAN
-    __lsan_enable();
-#endif
-  }
-  InsideMpi(const InsideMpi&) = delete;
-  InsideMpi& operator=(const InsideMpi&) = delete;
-};
 
 // The world size a launcher announced (OpenMPI, or a PMI launcher such as
 // Slurm's srun); 1 when none did.
@@ -53,7 +30,6 @@ int launched_ranks() {
 StudyRanks::StudyRanks() {
   if (launched_ranks() <= 1) return;
 #ifdef PIPEPLAN_HAVE_MPI
-  const InsideMpi inside;
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) {
@@ -71,7 +47,6 @@ StudyRanks::StudyRanks() {
 
 StudyRanks::~StudyRanks() {
 #ifdef PIPEPLAN_HAVE_MPI
-  const InsideMpi inside;
   if (owns_mpi_) MPI_Finalize();
 #endif
 }
@@ -79,7 +54,6 @@ StudyRanks::~StudyRanks() {
 std::vector<std::string> StudyRanks::gather(const std::string& bytes) const {
   if (ranks_ == 1) return {bytes};
 #ifdef PIPEPLAN_HAVE_MPI
-  const InsideMpi inside;
   // Every rank learns every size, so that all refuse an oversized gather alike.
   const auto mine = static_cast<long long>(bytes.size());
   std::vector<long long> sizes(static_cast<std::size_t>(ranks_));

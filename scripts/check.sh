@@ -10,9 +10,10 @@ cmake --build build-check -j "$(nproc)"
 (
   cd build-check
   # OpenMPI's own allocations outlive MPI_Finalize: frames in its libraries
-  # alone are suppressed (tests/lsan.supp). pipeplan-measure, the one program
-  # that runs MPI, unwinds its stacks in full so that they still reach such a
-  # frame (cli/measure_sanitizer_options.cc); everything else unwinds fast.
+  # alone are suppressed (tests/lsan.supp). pipeplan-measure unwinds its stacks
+  # in full so that they still reach such a frame
+  # (cli/measure_sanitizer_options.cc), and the tests that start `pipeplan
+  # study` under mpirun ask for it in ASAN_OPTIONS; everything else unwinds fast.
   export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
   export LSAN_OPTIONS="suppressions=$PWD/../tests/lsan.supp:print_suppressions=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
