@@ -18,7 +18,9 @@ constexpr int kExitBadInput = 2;
 constexpr int kExitInternal = 1;
 
 // Under mpirun every rank reads the same command line: rank 0 alone answers
-// it (help, a bad argument), so each line is printed once.
+// it (help, a bad argument), so each line is printed once. The others exit 0:
+// mpirun stops the whole job, rank 0 too, when a rank fails first, and the
+// job's status is rank 0's.
 bool another_rank_answers() {
   for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
     if (const char* rank = std::getenv(name)) return std::atoi(rank) > 0;
@@ -34,19 +36,21 @@ int run_app(CLI::App& app, int argc, char** argv) {
     const std::vector<std::string> args(argv + 1, argv + argc);
     commands::check_arguments(app, args);
   } catch (const InputError& error) {
-    if (!quiet) std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));
+    if (quiet) return 0;
+    std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));
     return kExitBadInput;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
-    return quiet ? help.get_exit_code() : app.exit(help);
+    return quiet ? 0 : app.exit(help);
   } catch (const CLI::CallForAllHelp& help) {
-    return quiet ? help.get_exit_code() : app.exit(help);
+    return quiet ? 0 : app.exit(help);
   } catch (const CLI::CallForVersion& version) {
-    return quiet ? version.get_exit_code() : app.exit(version);
+    return quiet ? 0 : app.exit(version);
   } catch (const CLI::ParseError& error) {
-    if (!quiet) std::cerr << fmt::format("pipeplan: error: {}\n", commands::parse_error_text(error));
+    if (quiet) return 0;
+    std::cerr << fmt::format("pipeplan: error: {}\n", commands::parse_error_text(error));
     return kExitBadInput;
   } catch (const ScheduleError& error) {
     std::cerr << fmt::format("pipeplan: error: {}\n", one_line(error.what()));
