@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "cli/launcher.h"
 #include "commands/argument_check.h"
 #include "common/error.h"
 #include "common/quote.h"
@@ -21,12 +21,7 @@ constexpr int kExitInternal = 1;
 // it (help, a bad argument), so each line is printed once. The others exit 0:
 // mpirun stops the whole job, rank 0 too, when a rank fails first, and the
 // job's status is rank 0's.
-bool another_rank_answers() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
-    if (const char* rank = std::getenv(name)) return std::atoi(rank) > 0;
-  }
-  return false;
-}
+bool another_rank_answers() { return launcher_rank() > 0; }
 
 }  // namespace
 

@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <numeric>
 
+#include "cli/launcher.h"
 #include "common/error.h"
 
 #ifdef PIPEPLAN_HAVE_MPI
@@ -14,21 +13,9 @@
 #endif
 
 namespace pipeplan::cli {
-namespace {
-
-// The world size a launcher announced (OpenMPI, or a PMI launcher such as
-// Slurm's srun); 1 when none did.
-int launched_ranks() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
-    if (const char* value = std::getenv(name)) return std::max(1, std::atoi(value));
-  }
-  return 1;
-}
-
-}  // namespace
 
 StudyRanks::StudyRanks() {
-  if (launched_ranks() <= 1) return;
+  if (launcher_size() <= 1) return;
 #ifdef PIPEPLAN_HAVE_MPI
   int initialised = 0;
   MPI_Initialized(&initialised);
@@ -41,7 +28,7 @@ StudyRanks::StudyRanks() {
 #else
   throw InputError(fmt::format("mpirun started {} processes but this pipeplan was built without MPI: install "
                                "libopenmpi-dev and rebuild, or run the study without mpirun",
-                               launched_ranks()));
+                               launcher_size()));
 #endif
 }
 

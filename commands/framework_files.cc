@@ -5,8 +5,6 @@
 
 #include "commands/output_files.h"
 #include "common/error.h"
-#include "planner/megatron_bridge_overrides.h"
-#include "planner/torchtitan_config.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -32,16 +30,10 @@ void add_framework_file_options(CLI::App& command, FrameworkFiles& files) {
                      "cannot run the plan");
 }
 
-void add_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
-                         int seq_len, const models::ModelConfig& model, OutputFiles& out) {
-  if (files.torchtitan) {
-    add_config(files.torchtitan, "--torchtitan-out", "torchtitan",
-               planner::torchtitan_config(best, global_batch, seq_len, &model), out);
-  }
-  if (files.megatron_bridge) {
-    add_config(files.megatron_bridge, "--megatron-bridge-out", "Megatron-Bridge",
-               planner::megatron_bridge_overrides(best, global_batch, seq_len, &model), out);
-  }
+void add_framework_files(const FrameworkFiles& files, const planner::FrameworkConfig& torchtitan,
+                         const planner::FrameworkConfig& megatron_bridge, OutputFiles& out) {
+  add_config(files.torchtitan, "--torchtitan-out", "torchtitan", torchtitan, out);
+  add_config(files.megatron_bridge, "--megatron-bridge-out", "Megatron-Bridge", megatron_bridge, out);
 }
 
 void refuse_framework_files(const FrameworkFiles& files, std::string_view why) {

@@ -9,8 +9,7 @@
 #include <string_view>
 
 #include "commands/output_files.h"
-#include "models/model_config.h"
-#include "planner/plan_search.h"
+#include "planner/framework_config.h"
 
 namespace pipeplan::commands {
 
@@ -21,9 +20,9 @@ struct FrameworkFiles {
 void add_framework_file_options(CLI::App& command, FrameworkFiles& files);
 
 // Adds each file asked for to `out`; throws InputError naming the option and
-// what stands in the way where the framework cannot run `best`.
-void add_framework_files(const FrameworkFiles& files, const planner::PlanCandidate& best, int global_batch,
-                         int seq_len, const models::ModelConfig& model, OutputFiles& out);
+// what stands in the way where the framework cannot run the plan.
+void add_framework_files(const FrameworkFiles& files, const planner::FrameworkConfig& torchtitan,
+                         const planner::FrameworkConfig& megatron_bridge, OutputFiles& out);
 
 // Throws InputError naming the option given, for a best plan no framework
 // config describes (`why`).

@@ -72,21 +72,23 @@ nlohmann::ordered_json run_as_command_line(std::string_view command, const std::
   return captured.json;
 }
 
-std::vector<std::pair<std::string, std::string>> option_descriptions(std::string_view command) {
+std::vector<OptionInfo> option_table(std::string_view command) {
   const auto app = app_for(command, nullptr);
-  std::vector<std::pair<std::string, std::string>> described;
+  std::vector<OptionInfo> table;
   for (const CLI::Option* option : app->get_subcommand(std::string(command))->get_options()) {
     for (const std::string& name : option->get_lnames()) {
-      if (name != "help" && name != "json") described.emplace_back(name, option->get_description());
+      if (name == "help" || name == "json") continue;
+      table.push_back({name, option->get_description(), option->get_expected_min() == 0,
+                       option->get_expected_max() > 1});
     }
   }
-  std::sort(described.begin(), described.end());
-  return described;
+  std::sort(table.begin(), table.end(), [](const OptionInfo& a, const OptionInfo& b) { return a.name < b.name; });
+  return table;
 }
 
 std::vector<std::string> option_names(std::string_view command) {
   std::vector<std::string> names;
-  for (auto& [name, description] : option_descriptions(command)) names.push_back(std::move(name));
+  for (OptionInfo& option : option_table(command)) names.push_back(std::move(option.name));
   return names;
 }
 
@@ -94,12 +96,6 @@ bool is_flag(std::string_view command, std::string_view option) {
   const auto app = app_for(command, nullptr);
   const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
   return found != nullptr && found->get_expected_min() == 0;
-}
-
-bool takes_several(std::string_view command, std::string_view option) {
-  const auto app = app_for(command, nullptr);
-  const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
-  return found != nullptr && found->get_expected_max() > 1;
 }
 
 }  // namespace pipeplan::commands

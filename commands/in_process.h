@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace pipeplan::commands {
@@ -18,13 +17,20 @@ nlohmann::ordered_json run_in_process(std::string_view command, const std::vecto
 // an InputError's text is the line the CLI prints after "pipeplan: error: ".
 nlohmann::ordered_json run_as_command_line(std::string_view command, const std::vector<std::string>& args);
 
-// The long option names the command takes, without dashes ("micro-batch-size").
+// One long option of a command, by its name without dashes
+// ("micro-batch-size"); an option with two long names is listed twice.
+struct OptionInfo {
+  std::string name;
+  std::string description;
+  bool flag = false;     // takes no value
+  bool several = false;  // takes several values after its name (not a comma list)
+};
+// The command's long options but help and json, sorted by name.
+std::vector<OptionInfo> option_table(std::string_view command);
+
+// The long option names the command takes, without dashes.
 std::vector<std::string> option_names(std::string_view command);
-// Each long option name (as option_names) with its help text.
-std::vector<std::pair<std::string, std::string>> option_descriptions(std::string_view command);
 // Whether the option is a flag (takes no value).
 bool is_flag(std::string_view command, std::string_view option);
-// Whether the option takes several values after its name (not a comma list).
-bool takes_several(std::string_view command, std::string_view option);
 
 }  // namespace pipeplan::commands

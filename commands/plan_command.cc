@@ -15,6 +15,7 @@
 #include "common/units.h"
 #include "models/cluster.h"
 #include "planner/mixed_report.h"
+#include "planner/megatron_bridge_overrides.h"
 #include "planner/mixed_search.h"
 #include "planner/placement.h"
 #include "planner/plan_file.h"
@@ -22,6 +23,7 @@
 #include "planner/plan_report.h"
 #include "planner/plan_search.h"
 #include "planner/search_space.h"
+#include "planner/torchtitan_config.h"
 #include "profiler/profile_file.h"
 #include "sim/generators/registry.h"
 
@@ -284,7 +286,10 @@ planner::PlanReport plan_report(const PlanOptions& options, const planner::PlanR
     planner::take_figures(report.best, file.plan);
     files.add(*options.out, planner::write_plan_yaml(file), "--out");
   }
-  add_framework_files(options.framework_files, best, request.global_batch, request.seq_len, request.model, files);
+  report.torchtitan = planner::torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
+  report.megatron_bridge =
+      planner::megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
+  add_framework_files(options.framework_files, report.torchtitan, report.megatron_bridge, files);
   files.write_all();
   return report;
 }

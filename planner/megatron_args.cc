@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,11 @@ MegatronPlacement megatron_placement(const PlanCandidate& plan) {
   return placement;
 }
 
+models::Recompute uniform_recompute(const PlanCandidate& plan) {
+  if (plan.stage_recompute.empty()) return plan.recompute;
+  return *std::max_element(plan.stage_recompute.begin(), plan.stage_recompute.end());
+}
+
 std::string schedule_runners(const std::string& schedule) {
   const sim::ScheduleFamily& family = sim::find_schedule_family(schedule);
   std::string runs_it = "no framework runs it";
@@ -123,11 +129,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
   if (plan.runtime.fp8) args += " --fp8-format hybrid";
   if (plan.runtime.moe_a2a_overlap) args += " --overlap-moe-expert-parallel-comm";
-  // Megatron sets one recomputation for every stage: a per-stage plan
-  // runs with its heaviest stage's (the note says so).
-  const models::Recompute recompute =
-      plan.stage_recompute.empty() ? plan.recompute
-                                   : *std::max_element(plan.stage_recompute.begin(), plan.stage_recompute.end());
+  const models::Recompute recompute = uniform_recompute(plan);
   if (recompute == models::Recompute::kSelective) {
     args += " --recompute-granularity selective";
     // Megatron's default is core_attn alone; any other set is named.

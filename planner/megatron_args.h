@@ -18,6 +18,10 @@ struct MegatronPlacement {
 };
 MegatronPlacement megatron_placement(const PlanCandidate& plan);
 
+// The one recomputation frameworks set for every stage: a per-stage plan's
+// heaviest (the notes say so).
+models::Recompute uniform_recompute(const PlanCandidate& plan);
+
 // Who runs a schedule Megatron-LM does not ship ("PyTorch's pipelining
 // runs it"), for the notes that refuse it.
 std::string schedule_runners(const std::string& schedule);

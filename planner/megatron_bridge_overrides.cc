@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,9 +51,7 @@ std::string pipeline_fields(const PlanCandidate& plan, FrameworkRefusals& refusa
 // One recomputation for every stage, the heaviest a per-stage plan has, as
 // the Megatron-LM arguments do.
 std::string recompute_fields(const PlanCandidate& plan, FrameworkRefusals& refusals) {
-  const models::Recompute recompute = plan.stage_recompute.empty()
-                                          ? plan.recompute
-                                          : *std::max_element(plan.stage_recompute.begin(), plan.stage_recompute.end());
+  const models::Recompute recompute = uniform_recompute(plan);
   if (!plan.stage_recompute.empty()) {
     refusals.note(
         fmt::format("recompute per stage ({}): Megatron-core sets one recomputation for every stage, so "

@@ -8,10 +8,8 @@
 
 #include "common/units.h"
 #include "planner/megatron_args.h"
-#include "planner/megatron_bridge_overrides.h"
 #include "planner/placement_report.h"
 #include "planner/model_report.h"
-#include "planner/torchtitan_config.h"
 
 namespace pipeplan::planner {
 
@@ -163,16 +161,12 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   }
   json["megatron_args"] =
       megatron_arguments(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
-  const FrameworkConfig titan =
-      torchtitan_config(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
-  const FrameworkConfig bridge =
-      megatron_bridge_overrides(report.best_plan, report.global_batch, report.seq_len, &report.model_config);
-  json["torchtitan_toml"] = titan.text;
-  json["torchtitan_refusals"] = titan.refusals;
-  json["torchtitan_notes"] = titan.notes;
-  json["megatron_bridge_yaml"] = bridge.text;
-  json["megatron_bridge_refusals"] = bridge.refusals;
-  json["megatron_bridge_notes"] = bridge.notes;
+  json["torchtitan_toml"] = report.torchtitan.text;
+  json["torchtitan_refusals"] = report.torchtitan.refusals;
+  json["torchtitan_notes"] = report.torchtitan.notes;
+  json["megatron_bridge_yaml"] = report.megatron_bridge.text;
+  json["megatron_bridge_refusals"] = report.megatron_bridge.refusals;
+  json["megatron_bridge_notes"] = report.megatron_bridge.notes;
   json["rank_placement"] = {{"cluster", report.cluster.name},
                             {"order", std::string(megatron_order_name(report.best_plan.pipeline_first))}};
   json["rank_placement"].update(placement_json(report.placement));
@@ -225,10 +219,8 @@ std::string plan_report_text(const PlanReport& report) {
   }
   text += fmt::format("\nMegatron-LM arguments:\n  {}\n",
                       megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config));
-  text += framework_text("torchtitan job config (TOML)",
-                         torchtitan_config(plan, report.global_batch, report.seq_len, &report.model_config));
-  text += framework_text("Megatron-Bridge recipe overrides (YAML)",
-                         megatron_bridge_overrides(plan, report.global_batch, report.seq_len, &report.model_config));
+  text += framework_text("torchtitan job config (TOML)", report.torchtitan);
+  text += framework_text("Megatron-Bridge recipe overrides (YAML)", report.megatron_bridge);
   text += fmt::format("\nplacement on {}, ranks in Megatron's order {} ({}):\n{}\n", report.cluster.name,
                       megatron_order_name(plan.pipeline_first),
                       plan.pipeline_first ? "--use-tp-pp-dp-mapping" : "its default, no flag needed",

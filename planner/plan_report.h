@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "planner/framework_config.h"
 #include "planner/model_simulation.h"
 #include "planner/placement.h"
 #include "planner/plan_search.h"
@@ -26,6 +27,8 @@ struct PlanReport {
   // Where the best plan's ranks land, in Megatron's default rank order.
   models::ClusterConfig cluster;
   Placement placement;
+  // The best plan as each framework's config says it (or why it cannot).
+  FrameworkConfig torchtitan, megatron_bridge;
 };
 
 // A candidate's choices and figures, as the report's "top" lists them.

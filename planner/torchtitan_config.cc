@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "planner/megatron_args.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::planner {
@@ -51,12 +52,6 @@ std::string module_lists(const StageSplit& split) {
   return text + "]\n";
 }
 
-// Who runs a schedule torchtitan does not.
-std::string_view runner(std::string_view name) {
-  if (name == "ZBH1" || name == "ZBH2") return "the Zero Bubble fork of Megatron-LM runs it";
-  return "no framework runs it";
-}
-
 std::string pipeline_lines(const PlanCandidate& plan, FrameworkRefusals& refusals) {
   std::string text = fmt::format("pipeline_parallel_degree = {}\n", plan.pp);
   if (plan.pp == 1) {
@@ -74,7 +69,7 @@ std::string pipeline_lines(const PlanCandidate& plan, FrameworkRefusals& refusal
     refusals.refuse(
         fmt::format("schedule {}: not among torch.distributed.pipelining's schedules ({}), which "
                     "torchtitan runs ({}); plan with one of them (--schedule)",
-                    name, fmt::join(kPyTorchSchedules, ", "), runner(name)));
+                    name, fmt::join(kPyTorchSchedules, ", "), schedule_runners(plan.schedule)));
     return text;
   }
   // PyTorch's looped schedules take the micro-batches in max(1, m / p)
@@ -208,9 +203,7 @@ std::string expert_lines(const PlanCandidate& plan, FrameworkRefusals& refusals)
 }
 
 std::string recompute_section(const PlanCandidate& plan, FrameworkRefusals& refusals) {
-  const models::Recompute recompute = plan.stage_recompute.empty()
-                                          ? plan.recompute
-                                          : *std::max_element(plan.stage_recompute.begin(), plan.stage_recompute.end());
+  const models::Recompute recompute = uniform_recompute(plan);
   if (!plan.stage_recompute.empty()) {
     refusals.note(
         fmt::format("recompute per stage ({}): torchtitan sets one activation_checkpoint mode for every "

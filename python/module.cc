@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "commands/in_process.h"
@@ -56,6 +57,14 @@ py::object run(const std::string& command, const std::vector<std::string>& args)
   return to_python(result);
 }
 
+std::vector<std::tuple<std::string, std::string, bool, bool>> option_table(const std::string& command) {
+  std::vector<std::tuple<std::string, std::string, bool, bool>> table;
+  for (auto& option : pipeplan::commands::option_table(command)) {
+    table.emplace_back(std::move(option.name), std::move(option.description), option.flag, option.several);
+  }
+  return table;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_pipeplan, module) {
@@ -75,12 +84,6 @@ PYBIND11_MODULE(_pipeplan, module) {
   });
   module.def("run", &run, py::arg("command"), py::arg("args"),
              "Runs a command with command-line arguments; returns its --json output");
-  module.def("option_names", &pipeplan::commands::option_names, py::arg("command"),
-             "The command's long option names, without dashes");
-  module.def("option_descriptions", &pipeplan::commands::option_descriptions, py::arg("command"),
-             "The command's long option names with their help texts");
-  module.def("is_flag", &pipeplan::commands::is_flag, py::arg("command"), py::arg("option"),
-             "Whether the option takes no value");
-  module.def("takes_several", &pipeplan::commands::takes_several, py::arg("command"), py::arg("option"),
-             "Whether the option takes several values (else a list is written as a comma list)");
+  module.def("option_table", &option_table, py::arg("command"),
+             "The command's long options (without dashes) as (name, help text, is a flag, takes several values)");
 }

@@ -14,6 +14,7 @@ option takes a comma list). help(pipeplan.plan) lists the keywords.
 """
 
 import difflib
+import functools
 from keyword import iskeyword
 
 from . import _pipeplan
@@ -54,7 +55,7 @@ def serve(**options):
 
 def options(command):
     """The keywords `command` takes, sorted."""
-    return [_keyword(name) for name in _pipeplan.option_names(_command(command))]
+    return [_keyword(name) for name in _option_table(_command(command))]
 
 
 def _command(command):
@@ -63,13 +64,19 @@ def _command(command):
     return command
 
 
+@functools.lru_cache(maxsize=None)
+def _option_table(command):
+    """name -> (help text, is a flag, takes several values), in name order."""
+    return {name: (text, flag, several) for name, text, flag, several in _pipeplan.option_table(command)}
+
+
 def _keyword(name):
     keyword = name.replace("-", "_")
     return keyword + "_" if iskeyword(keyword) else keyword
 
 
 def _document(function, command):
-    lines = [f"    {_keyword(name)}: {text}" for name, text in _pipeplan.option_descriptions(command)]
+    lines = [f"    {_keyword(name)}: {text}" for name, (text, _, _) in _option_table(command).items()]
     function.__doc__ += "\n\nKeywords (the command's options; returns its --json output as dicts and lists):\n"
     function.__doc__ += "\n".join(lines)
 
@@ -79,7 +86,7 @@ for _function in (plan, simulate, goodput, serve):
 
 
 def _run(command, options):
-    known = set(_pipeplan.option_names(command))
+    known = _option_table(command)
     args = []
     for keyword, value in options.items():
         name = keyword.replace("_", "-")
@@ -98,7 +105,8 @@ def _run(command, options):
 def _arguments(command, keyword, name, value, known):
     if value is None:
         return []
-    if _pipeplan.is_flag(command, name):
+    _, flag, several = known[name]
+    if flag:
         if not isinstance(value, bool):
             raise InputError(f"{command}(): {keyword} is a flag: give True or False, not {value!r}")
         if value:
@@ -110,7 +118,7 @@ def _arguments(command, keyword, name, value, known):
     if not values:
         raise InputError(f"{command}(): {keyword} is empty: give at least one value or leave it out")
     texts = [_text(command, keyword, item) for item in values]
-    if _pipeplan.takes_several(command, name):
+    if several:
         return [f"--{name}", *texts]
     return [f"--{name}", ",".join(texts)]
 
