@@ -1,9 +1,9 @@
-// Monte Carlo runs of a training job under failures (planner/run_monte_carlo.h):
+// Monte Carlo runs of a training job under failures (planner/goodput/run_monte_carlo.h):
 // Llama 3.1 405B's plan on 16,384 H100s at Llama 3's failure rate, a 30-day
 // job, checkpointed at Daly's interval.
 #include <benchmark/benchmark.h>
 
-#include "planner/run_monte_carlo.h"
+#include "planner/goodput/run_monte_carlo.h"
 
 namespace {
 

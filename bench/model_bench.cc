@@ -5,7 +5,7 @@
 #include "models/hardware.h"
 #include "models/layers.h"
 #include "models/time_model.h"
-#include "planner/layer_table.h"
+#include "step/layer_table.h"
 
 namespace pipeplan::models {
 namespace {
@@ -44,7 +44,7 @@ void BM_LayerTable(benchmark::State& state, const char* model_name) {
   const TrainingShape shape = bench_shape();
   for (auto _ : state) {
     const ModelLayers layers = expand_layers(model, shape);
-    const planner::LayerTable table(layers, hardware, shape);
+    const step::LayerTable table(layers, hardware, shape);
     benchmark::DoNotOptimize(table.time_s(0, table.size()));
   }
 }

@@ -8,8 +8,8 @@
 #include "models/cluster.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
-#include "planner/mixed_search.h"
-#include "planner/plan_search.h"
+#include "planner/mixed/mixed_search.h"
+#include "planner/search/plan_search.h"
 
 namespace pipeplan::planner {
 namespace {

@@ -5,7 +5,7 @@
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/serving_costs.h"
-#include "planner/serving_step_costs.h"
+#include "planner/serve/serving_step_costs.h"
 #include "sim/serving.h"
 #include "sim/serving_metrics.h"
 #include "sim/serving_workload.h"

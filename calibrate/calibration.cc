@@ -25,7 +25,7 @@ namespace {
 struct PreparedRun {
   const MeasuredRun* run = nullptr;
   models::ModelLayers layers;
-  planner::PipelineSetup setup;
+  step::PipelineSetup setup;
 };
 
 std::string run_label(const MeasuredRun& run) { return fmt::format("{}: run '{}'", run.place, run.name); }
@@ -33,30 +33,30 @@ std::string run_label(const MeasuredRun& run) { return fmt::format("{}: run '{}'
 PreparedRun prepare(const MeasuredRun& run) {
   try {
     const models::ModelConfig model = models::load_model(run.model);
-    planner::PipelineSetup setup = run_setup(run, model);
+    step::PipelineSetup setup = run_setup(run, model);
     return {&run, models::expand_layers(model, setup.shape), setup};
   } catch (const InputError& error) {
     throw InputError(fmt::format("{}: {}", run_label(run), error.what()));
   }
 }
 
-planner::ModelSimulation simulate(const PreparedRun& prepared, const models::HardwareConfig& hardware) {
+step::ModelSimulation simulate(const PreparedRun& prepared, const models::HardwareConfig& hardware) {
   sim::SimulationOptions options;
   options.compute_critical_path = false;
   try {
-    return planner::simulate_model(prepared.layers, hardware, prepared.setup, options);
+    return step::simulate_model(prepared.layers, hardware, prepared.setup, options);
   } catch (const InputError& error) {
     throw InputError(fmt::format("{}: {}", run_label(*prepared.run), error.what()));
   }
 }
 
 // What the run measured: the whole step, or the pipeline alone (validate).
-double predicted_step_s(const MeasuredRun& run, const planner::ModelSimulation& result) {
+double predicted_step_s(const MeasuredRun& run, const step::ModelSimulation& result) {
   return run.pipeline_only ? result.pipeline_s : result.iteration_time_s;
 }
 
 RunPrediction prediction(const PreparedRun& prepared, const models::HardwareConfig& hardware) {
-  const planner::ModelSimulation result = simulate(prepared, hardware);
+  const step::ModelSimulation result = simulate(prepared, hardware);
   RunPrediction row;
   row.run = *prepared.run;
   row.predicted_s = predicted_step_s(row.run, result);

@@ -8,8 +8,8 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "common/yaml_fields.h"
-#include "planner/stage_split.h"
 #include "sim/generators/registry.h"
+#include "step/stage_split.h"
 
 namespace pipeplan::calibrate {
 namespace {
@@ -201,8 +201,8 @@ std::vector<MeasuredRun> read_runs_file(const std::string& path) {
   return read_runs_yaml(path);
 }
 
-planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model) {
-  planner::PipelineSetup setup;
+step::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model) {
+  step::PipelineSetup setup;
   models::TrainingShape& shape = setup.shape;
   shape.micro_batch_size = run.micro_batch_size;
   shape.seq_len = run.seq;
@@ -235,7 +235,7 @@ planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConf
   setup.microbatches = run.global_batch / (shape.dp * run.micro_batch_size);
   setup.split = run.split;
   if (!run.layout.empty()) {
-    setup.split = planner::split_from_layout(run.layout, model.layers, run.pp * run.vp);
+    setup.split = step::split_from_layout(run.layout, model.layers, run.pp * run.vp);
   }
   return setup;
 }

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "models/model_config.h"
-#include "planner/model_simulation.h"
+#include "step/model_simulation.h"
 
 namespace pipeplan::calibrate {
 
@@ -44,7 +44,7 @@ struct MeasuredRun {
   // A `pipeplan validate` run: the pipeline alone (t = d = 1, no optimizer
   // step), its split the plan's; its prediction is the pipeline's time.
   bool pipeline_only = false;
-  std::optional<planner::StageSplit> split;
+  std::optional<step::StageSplit> split;
   double step_time_s = 0;
   std::optional<double> mfu;                // measured, a fraction
   std::optional<double> peak_memory_bytes;  // measured, per GPU
@@ -60,6 +60,6 @@ std::vector<MeasuredRun> read_runs_file(const std::string& path);
 
 // What a run's layout gives the simulator: data-parallel size and
 // micro-batches per replica from the GPUs and the global batch.
-planner::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model);
+step::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model);
 
 }  // namespace pipeplan::calibrate

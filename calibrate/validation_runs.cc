@@ -4,15 +4,15 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <vector>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "common/error.h"
 #include "models/model_config.h"
 #include "planner/plan_file.h"
-#include "planner/stage_split.h"
+#include "step/stage_split.h"
 
 namespace pipeplan::calibrate {
 namespace {
@@ -99,8 +99,8 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   run.pipeline_only = true;
   // The split the plan file states as a Megatron layout (what validate ran).
   run.split = plan.layout.empty() ? candidate.split
-                                  : planner::split_from_layout(plan.layout, models::load_model(plan.model).layers,
-                                                               candidate.pp * candidate.virtual_stages);
+                                  : step::split_from_layout(plan.layout, models::load_model(plan.model).layers,
+                                                            candidate.pp * candidate.virtual_stages);
   run.step_time_s = measured;
   return run;
 }

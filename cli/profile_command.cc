@@ -13,11 +13,11 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "models/model_config.h"
-#include "planner/stage_split.h"
+#include "models/profile_file.h"
 #include "profiler/backends.h"
 #include "profiler/layer_profiler.h"
 #include "profiler/memory_probe.h"
-#include "profiler/profile_file.h"
+#include "step/stage_split.h"
 
 namespace pipeplan::cli {
 namespace {
@@ -36,12 +36,12 @@ struct ProfileOptions {
   std::string max_bytes = "64MiB";
 };
 
-std::string layer_table(const profiler::Profile& profile) {
+std::string layer_table(const models::Profile& profile) {
   std::string text =
       fmt::format("{}{} {} on {}\n{:<12} {:>3} {:>6} {:>11} {:>11} {:>11} {:>10} {:>11} {:>9}\n", profile.model,
                   profile.tp > 1 ? fmt::format(" (one rank of t = {})", profile.tp) : "", profile.backend,
                   profile.device, "layer", "b", "seq", "F ms", "I ms", "W ms", "(I+W)/2F", "M_B", "GFLOP/s");
-  for (const profiler::LayerMeasurement& m : profile.layers) {
+  for (const models::LayerMeasurement& m : profile.layers) {
     const double f = m.forward.median_s, i = m.backward_input.median_s, w = m.backward_weight.median_s;
     const double flops = m.forward_flops + m.backward_input_flops + m.backward_weight_flops;
     text += fmt::format("{:<12} {:>3} {:>6} {:>11.3f} {:>11.3f} {:>11.3f} {:>10.2f} {:>11} {:>9.1f}\n", m.layer,
@@ -55,13 +55,13 @@ void run_layers(const ProfileOptions& options) {
   if (options.model.empty()) throw InputError("pipeplan profile needs --model (a zoo name or YAML file)");
   profiler::ProfileRequest request;
   request.model = models::load_model(options.model);
-  request.micro_batch_sizes = planner::parse_layer_counts(options.micro_batch_sizes);
-  request.seq_lens = planner::parse_layer_counts(options.seq_lens);
+  request.micro_batch_sizes = step::parse_layer_counts(options.micro_batch_sizes);
+  request.seq_lens = step::parse_layer_counts(options.seq_lens);
   request.tp = options.tp;
   request.warmup = options.warmup;
   request.repeats = options.repeats;
   request.progress = commands::terminal_progress("profile");
-  profiler::Profile profile;
+  models::Profile profile;
   if (options.backend == "cpu") {
     profiler::keep_freed_memory();
     profile = profiler::profile_layers_cpu(request);
@@ -70,13 +70,13 @@ void run_layers(const ProfileOptions& options) {
   } else {
     throw InputError(fmt::format("--backend '{}': use cpu or cuda", options.backend));
   }
-  commands::write_text_file(options.out, profiler::write_profile_yaml(profile), "--out");
+  commands::write_text_file(options.out, models::write_profile_yaml(profile), "--out");
   std::cout << layer_table(profile) << fmt::format("wrote {}\n", options.out);
 }
 
 void run_links(const ProfileOptions& options) {
   const std::int64_t max_bytes = parse_bytes(options.max_bytes, "--max-bytes");
-  profiler::LinkProfile links;
+  models::LinkProfile links;
   if (options.link_backend == "mpi") {
     links = profiler::measure_links_with_mpi(max_bytes, options.warmup, options.repeats);
   } else if (options.link_backend == "nccl") {
@@ -86,13 +86,13 @@ void run_links(const ProfileOptions& options) {
   }
   if (links.sizes.empty()) return;  // a rank other than 0: rank 0 reports
   // Add the links to an existing profile, or write a profile of links alone.
-  profiler::Profile profile;
-  if (std::filesystem::exists(options.out)) profile = profiler::read_profile_yaml(options.out);
+  models::Profile profile;
+  if (std::filesystem::exists(options.out)) profile = models::read_profile_yaml(options.out);
   if (profile.date.empty()) profile.date = profiler::utc_timestamp();
   profile.links = links;
-  commands::write_text_file(options.out, profiler::write_profile_yaml(profile), "--out");
+  commands::write_text_file(options.out, models::write_profile_yaml(profile), "--out");
   std::cout << fmt::format("{:>12} {:>12} {:>10} {:>10}\n", "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");
-  for (const profiler::LinkMeasurement& m : links.sizes) {
+  for (const models::LinkMeasurement& m : links.sizes) {
     std::cout << fmt::format("{:>12} {:>12.2f} {:>10.3f} {:>10.3f}\n", m.bytes, m.time.median_s * 1e6, m.algbw / 1e9,
                              m.busbw / 1e9);
   }

@@ -12,11 +12,11 @@
 #include "commands/terminal_progress.h"
 #include "common/error.h"
 #include "common/quote.h"
+#include "models/profile_file.h"
 #include "profiler/memory_probe.h"
-#include "profiler/profile_file.h"
 #include "validate/comparison.h"
-#include "validate/cuda/cuda_prediction.h"
 #include "validate/cuda/cuda_execution.h"
+#include "validate/cuda/cuda_prediction.h"
 #include "validate/plan_profile.h"
 #include "validate/rank_execution.h"
 #include "validate/searched_order_share.h"
@@ -47,7 +47,7 @@ void check_backend(const std::string& backend) {
 }
 
 // Why this run's prediction is not the plan file's figure.
-std::vector<std::string> prediction_notes(const validate::ValidationPlan& plan, const planner::ModelSimulation& predicted,
+std::vector<std::string> prediction_notes(const validate::ValidationPlan& plan, const step::ModelSimulation& predicted,
                                           bool reprofiled) {
   std::vector<std::string> notes;
   const std::string plan_source = plan.file.profile.empty() ? "the analytical model" : plan.file.profile;
@@ -66,8 +66,8 @@ std::vector<std::string> prediction_notes(const validate::ValidationPlan& plan, 
 }
 
 void write_outputs(const ValidateOptions& options, const validate::ValidationPlan& plan,
-                   const std::vector<validate::RankResult>& results, const planner::ModelSimulation& predicted,
-                   const std::optional<profiler::Profile>& measured_profile) {
+                   const std::vector<validate::RankResult>& results, const step::ModelSimulation& predicted,
+                   const std::optional<models::Profile>& measured_profile) {
   validate::Comparison comparison = validate::compare_runs(results, predicted);
   comparison.plan = plan.path;
   comparison.backend = options.backend;
@@ -83,7 +83,7 @@ void write_outputs(const ValidateOptions& options, const validate::ValidationPla
   const std::string summary = validate::comparison_summary(comparison);
   commands::write_text_file((dir / "summary.txt").string(), summary, "--out");
   if (measured_profile) {
-    commands::write_text_file((dir / "profile.yaml").string(), profiler::write_profile_yaml(*measured_profile), "--out");
+    commands::write_text_file((dir / "profile.yaml").string(), models::write_profile_yaml(*measured_profile), "--out");
   }
   std::cout << summary << fmt::format("wrote {}/comparison.json, trace.json, summary.txt\n", options.out);
   if (comparison.gradients && !validate::gradients_passed(comparison)) {
@@ -101,8 +101,8 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
   }
   profiler::keep_freed_memory();
   validate::ValidationPlan plan = validate::prepare_validation(options.plan, world.ranks(), options.backend);
-  std::optional<profiler::Profile> given;
-  if (options.profile) given = profiler::read_profile_yaml(*options.profile);
+  std::optional<models::Profile> given;
+  if (options.profile) given = models::read_profile_yaml(*options.profile);
   // On GPUs the device memory is checked (the plan's hardware); on CPUs also this host's.
   const std::int64_t available =
       options.backend == "cuda" ? 0 : validate::available_bytes_per_rank(world.ranks_on_this_host());
@@ -110,7 +110,7 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
                          available);
   // Rank 0 shows how far it got, on a terminal.
   const ProgressFn progress = world.rank() == 0 ? commands::terminal_progress("validate") : ProgressFn{};
-  std::optional<profiler::Profile> measured;
+  std::optional<models::Profile> measured;
   if (!given) {
     const ProgressFn profiling = progress ? commands::terminal_progress("profiling the plan's layers") : ProgressFn{};
     measured = options.backend == "cuda"
@@ -118,7 +118,7 @@ void run_validate(const ValidateOptions& options, validate::World& world) {
                    : validate::measure_cpu_profile(plan, world.transport(), kProfileWaitS, profiling);
   }
   // Rank 0 predicts; the others only run.
-  std::optional<planner::ModelSimulation> predicted;
+  std::optional<step::ModelSimulation> predicted;
   if (world.rank() == 0) {
     const std::string profile_name =
         options.profile.value_or((std::filesystem::path(options.out) / "profile.yaml").string());

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "commands/output_files.h"
-#include "planner/framework_config.h"
+#include "planner/frameworks/framework_config.h"
 
 namespace pipeplan::commands {
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "charts/svg_chart.h"
 #include "commands/argument_check.h"
 #include "commands/command_output.h"
 #include "commands/output_files.h"
@@ -18,11 +19,10 @@
 #include "common/yaml_fields.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
-#include "planner/goodput_report.h"
+#include "planner/goodput/goodput_report.h"
 #include "planner/plan_file.h"
-#include "planner/plan_replay.h"
-#include "planner/plan_search.h"
-#include "study/svg_chart.h"
+#include "planner/report/plan_replay.h"
+#include "planner/search/plan_search.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -99,22 +99,23 @@ std::string plan_heading(const planner::PlanFile& file, const std::string& hardw
 std::string interval_chart(const planner::GoodputReport& report) {
   const planner::GoodputEstimate& e = report.estimate;
   const double step = report.inputs.step_s;
-  study::ChartSeries curve{"expected goodput (Daly)", {}, {}};
+  charts::ChartSeries curve{"expected goodput (Daly)", {}, {}};
   const double least = std::max({1.0, e.interval_steps / 16.0, std::ceil(e.durable_after_s / step)});
   for (double steps = least; steps <= e.interval_steps * 16.0; steps *= std::pow(2.0, 0.125)) {
     const double interval = std::round(steps) * step;
     curve.x.push_back(interval / 60);
     curve.y.push_back(100 / planner::expected_wall_s(1, interval, e.stall_s, e.restart_s, e.job_mtbf_s));
   }
-  study::ChartSeries used{fmt::format("interval used: {} steps", e.interval_steps), {e.interval_s / 60}, {100 * e.goodput}};
-  study::ChartSpec spec;
+  charts::ChartSeries used{
+      fmt::format("interval used: {} steps", e.interval_steps), {e.interval_s / 60}, {100 * e.goodput}};
+  charts::ChartSpec spec;
   spec.title = "Goodput against the checkpoint interval";
   spec.x_label = "compute between checkpoints (min)";
   spec.y_label = "goodput (%)";
   spec.log_x = true;
   spec.y_min_zero = false;
   spec.series = {curve, used};
-  return study::render_chart_svg(spec);
+  return charts::render_chart_svg(spec);
 }
 
 void run_goodput(const GoodputOptions& options, const OutputSink& sink) {
@@ -153,7 +154,7 @@ void run_goodput(const GoodputOptions& options, const OutputSink& sink) {
     const YAML::Node root = load_yaml_file(*options.reliability, "--reliability");
     models::read_reliability(root, *options.reliability, hardware.reliability);
   }
-  const planner::ModelSimulation replay = planner::replay_plan(file, model, hardware, {}, nullptr, file.memory_cap_bytes);
+  const step::ModelSimulation replay = planner::replay_plan(file, model, hardware, {}, nullptr, file.memory_cap_bytes);
   const planner::PlanCandidate& plan = file.plan;
   planner::GoodputReport report;
   report.heading = plan_heading(file, options.hardware.value_or(file.hardware), options.plan);

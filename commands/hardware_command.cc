@@ -10,8 +10,8 @@
 #include "common/units.h"
 #include "models/cluster.h"
 #include "models/hardware.h"
-#include "planner/placement.h"
-#include "planner/placement_report.h"
+#include "models/placement.h"
+#include "planner/report/placement_report.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -23,7 +23,7 @@ struct ShowOptions {
 
 struct PlaceOptions {
   std::string cluster;
-  planner::JobLayout layout;
+  models::JobLayout layout;
   std::string order = "tp-cp-dp-pp";
   bool allow_cross_node_tp = false;
   bool json = false;
@@ -196,8 +196,8 @@ nlohmann::ordered_json cluster_json(const models::ClusterConfig& cluster) {
 }
 
 std::string placement_text(const models::ClusterConfig& cluster, const PlaceOptions& options,
-                           const planner::Placement& placement) {
-  const planner::JobLayout& l = options.layout;
+                           const models::Placement& placement) {
+  const models::JobLayout& l = options.layout;
   const std::string experts = l.ep > 1 ? fmt::format(" ep={} etp={}", l.ep, l.expert_tp()) : "";
   return fmt::format("t={} c={} p={} d={}{} on {} ({} of its {} GPUs), ranks in order {} (the first varies fastest)\n{}",
                      l.tp, l.cp, l.pp, l.dp, experts, cluster.name, l.gpus(), cluster.gpus(), options.order,
@@ -205,7 +205,7 @@ std::string placement_text(const models::ClusterConfig& cluster, const PlaceOpti
 }
 
 nlohmann::ordered_json placement_json(const models::ClusterConfig& cluster, const PlaceOptions& options,
-                                      const planner::Placement& placement) {
+                                      const models::Placement& placement) {
   nlohmann::ordered_json json = {{"cluster", cluster.name},   {"order", options.order},
                                  {"tp", options.layout.tp},   {"cp", options.layout.cp},
                                  {"pp", options.layout.pp},   {"dp", options.layout.dp},
@@ -268,8 +268,8 @@ void register_hardware_command(CLI::App& app) {
   placing->add_flag("--json", place->json, "Print one JSON object");
   placing->callback([place] {
     const models::ClusterConfig cluster = models::load_cluster(place->cluster);
-    const planner::Placement placement = planner::place_job(
-        cluster, place->layout, planner::parse_rank_order(place->order), place->allow_cross_node_tp);
+    const models::Placement placement =
+        models::place_job(cluster, place->layout, models::parse_rank_order(place->order), place->allow_cross_node_tp);
     std::cout << (place->json ? placement_json(cluster, *place, placement).dump(2) + "\n"
                               : placement_text(cluster, *place, placement));
   });

@@ -7,7 +7,7 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "models/expert_parallel.h"
-#include "planner/placement.h"
+#include "models/placement.h"
 
 namespace pipeplan::commands {
 
@@ -169,7 +169,7 @@ void apply_recompute_options(const std::optional<std::string>& recompute, const 
 
 void apply_rank_order(const std::string& order, const models::ModelConfig& model, int pipeline_ranks,
                       models::TrainingShape& shape) {
-  const bool first = planner::parse_megatron_order(order, "--rank-order");
+  const bool first = models::parse_megatron_order(order, "--rank-order");
   if (first && (shape.cp > 1 || model.moe.enabled())) {
     throw InputError("--rank-order tp-pp-dp (Megatron's --use-tp-pp-dp-mapping) takes --cp 1 and a model without "
                      "experts, as Megatron asserts");

@@ -9,11 +9,11 @@
 #include "commands/option_use.h"
 #include "common/error.h"
 #include "models/cluster.h"
-#include "models/model_config.h"
-#include "models/time_model.h"
 #include "models/expert_parallel.h"
-#include "planner/placement.h"
-#include "planner/plan_search.h"
+#include "models/model_config.h"
+#include "models/placement.h"
+#include "models/time_model.h"
+#include "planner/plan.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
 
@@ -38,7 +38,7 @@ std::vector<models::Recompute> take_stage_recompute(std::optional<std::string>& 
 }
 
 // A per-stage list names one setting for each of the p x v stages.
-void check_stage_recompute_count(const planner::PipelineSetup& setup, std::string_view source) {
+void check_stage_recompute_count(const step::PipelineSetup& setup, std::string_view source) {
   const int stages = setup.pp * setup.virtual_stages;
   if (setup.stage_recompute.empty() || static_cast<int>(setup.stage_recompute.size()) == stages) return;
   throw InputError(fmt::format("{} names {} stages' settings ({}) and the pipeline has {} stages (p x v): give one "
@@ -55,7 +55,7 @@ int virtual_stages_of(const std::string& schedule, int given) {
 // The GPUs a layout takes, against the hardware file: tensor parallelism
 // within an NVLink domain unless allowed out (then costed at the network), all of it
 // within the cluster when the file counts its nodes.
-void check_gpus_available(const planner::PipelineSetup& setup, const models::ModelConfig& model,
+void check_gpus_available(const step::PipelineSetup& setup, const models::ModelConfig& model,
                           const models::HardwareConfig& hardware, bool allow_cross_node_tp, bool tp_checked) {
   const models::TrainingShape& shape = setup.shape;
   // A size too large for any domain is said before the heads it must
@@ -88,7 +88,7 @@ std::string given_text(const CLI::App& command, std::string_view name) {
 
 // What overrides of t, c, p, d, the micro-batch size or count made of the
 // plan's GPU count and global batch: said, since the plan was found for those.
-std::vector<std::string> scale_changes(const planner::PlanFile& plan, const planner::PipelineSetup& setup) {
+std::vector<std::string> scale_changes(const planner::PlanFile& plan, const step::PipelineSetup& setup) {
   const planner::PlanCandidate& was = plan.plan;
   const models::TrainingShape& shape = setup.shape;
   const int plan_gpus = was.tp * was.cp * was.pp * was.dp;
@@ -121,7 +121,7 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
                options.shape.allow_long_context,
                {},
                {}};
-  planner::PipelineSetup& setup = run.setup;
+  step::PipelineSetup& setup = run.setup;
   models::TrainingShape& shape = setup.shape;
   shape = planner::candidate_shape(plan.plan, plan.seq_len);
   const int pipeline_ranks = has("stages") ? source.ranks : plan.plan.pp;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,8 +14,8 @@
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/recompute.h"
-#include "planner/model_simulation.h"
 #include "planner/plan_file.h"
+#include "step/model_simulation.h"
 
 namespace pipeplan::commands {
 
@@ -24,7 +23,7 @@ namespace pipeplan::commands {
 struct ModelRun {
   models::ModelConfig model;
   models::HardwareConfig hardware;
-  planner::PipelineSetup setup;  // its profile pointer is set when it runs
+  step::PipelineSetup setup;                  // its profile pointer is set when it runs
   std::optional<std::string> layers, layout;  // the split as given; neither: Megatron's even split
   std::string profile_file;
   bool allow_long_context = false;
@@ -42,13 +41,13 @@ void check_host_link(const SimulateOutputs& outputs, const models::HardwareConfi
 std::vector<models::Recompute> take_stage_recompute(std::optional<std::string>& recompute);
 // A per-stage list names one setting for each of the p x v stages;
 // `source` names where it came from.
-void check_stage_recompute_count(const planner::PipelineSetup& setup, std::string_view source);
+void check_stage_recompute_count(const step::PipelineSetup& setup, std::string_view source);
 // The chunks per rank: `given`, or the schedule's default for 0.
 int virtual_stages_of(const std::string& schedule, int given);
 // Tensor parallelism within an NVLink domain (unless allowed out, or
 // `tp_checked`: a plan's own t on its own hardware), all of it within the
 // cluster when the hardware counts its nodes.
-void check_gpus_available(const planner::PipelineSetup& setup, const models::ModelConfig& model,
+void check_gpus_available(const step::PipelineSetup& setup, const models::ModelConfig& model,
                           const models::HardwareConfig& hardware, bool allow_cross_node_tp, bool tp_checked);
 
 // The plan's values, then each option the user gave on `command` in their

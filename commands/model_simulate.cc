@@ -14,46 +14,45 @@
 #include "models/expert_parallel.h"
 #include "models/hardware.h"
 #include "models/layers.h"
-#include "planner/model_report.h"
-#include "planner/model_simulation.h"
-#include "planner/mixed_report.h"
-#include "planner/placement.h"
+#include "models/placement.h"
+#include "models/profile_file.h"
+#include "planner/mixed/mixed_report.h"
 #include "planner/plan_file.h"
-#include "planner/plan_replay.h"
-#include "profiler/profile_file.h"
+#include "planner/report/plan_replay.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
+#include "step/model_report.h"
+#include "step/model_simulation.h"
 
 namespace pipeplan::commands {
 namespace {
 
-
-planner::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& layers, int stages) {
+step::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& layers, int stages) {
   if (run.layers && run.layout) throw InputError("give --layers or --layout, not both");
   if (run.layers) {
-    const auto counts = planner::parse_layer_counts(*run.layers);
+    const auto counts = step::parse_layer_counts(*run.layers);
     if (static_cast<int>(counts.size()) != stages) {
       throw InputError(fmt::format("--layers lists {} stages but the pipeline has {} (p x v)", counts.size(), stages));
     }
-    return planner::split_from_counts(counts, layers.transformer_layers());
+    return step::split_from_counts(counts, layers.transformer_layers());
   }
   if (run.layout_plan) return planner::plan_layout_split(*run.layout_plan, layers.transformer_layers(), stages);
-  if (run.layout) return planner::split_from_layout(*run.layout, layers.transformer_layers(), stages);
-  return planner::even_split(layers.transformer_layers(), stages);
+  if (run.layout) return step::split_from_layout(*run.layout, layers.transformer_layers(), stages);
+  return step::even_split(layers.transformer_layers(), stages);
 }
 
-planner::ModelSimulation simulate_run(ModelRun run, const sim::SimulationOptions& options) {
+step::ModelSimulation simulate_run(ModelRun run, const sim::SimulationOptions& options) {
   models::check_sequence_length(run.model, run.setup.shape.seq_len, run.allow_long_context);
-  std::optional<profiler::Profile> profile;
+  std::optional<models::Profile> profile;
   if (!run.profile_file.empty()) {
-    profile = profiler::read_profile_yaml(run.profile_file);
+    profile = models::read_profile_yaml(run.profile_file);
     run.setup.profile = &*profile;
     run.setup.profile_file = run.profile_file;
   }
   run.setup.model_name = run.model.name;
   const models::ModelLayers layers = models::expand_layers(run.model, run.setup.shape);
   run.setup.split = resolve_split(run, layers, run.setup.pp * run.setup.virtual_stages);
-  return planner::simulate_model(run.model, run.hardware, run.setup, options);
+  return step::simulate_model(run.model, run.hardware, run.setup, options);
 }
 
 ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSource& source,
@@ -61,7 +60,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   if (!options.hardware) throw InputError("--model needs --hardware (e.g. h100-sxm; see `pipeplan hardware list`)");
   ModelRun run{models::load_model(*options.model), models::load_platform(*options.hardware), {}, options.layers,
                options.layout, options.profile.value_or(""), options.shape.allow_long_context, {}, {}};
-  planner::PipelineSetup& setup = run.setup;
+  step::PipelineSetup& setup = run.setup;
   // One setting per stage ("full,full,none,none"): each stage its own,
   // selective ones with --recompute-modules.
   ShapeOptions shape_options = options.shape;
@@ -111,11 +110,10 @@ std::string heading(const ModelRun& run, int gpus, const std::string& after_toke
       shape.fp8 ? ", fp8" : "");
 }
 
-CommandOutput model_output(const planner::ModelSimulation& result, const ModelRun& run,
-                           const SimulateOutputs& outputs) {
-  const planner::PipelineSetup& setup = run.setup;
+CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& run, const SimulateOutputs& outputs) {
+  const step::PipelineSetup& setup = run.setup;
   CommandOutput output;
-  output.json = planner::model_simulation_to_json(result);
+  output.json = step::model_simulation_to_json(result);
   output.json["model"] = run.model.name;
   output.json["hardware"] = run.hardware.name;
   output.json["cost_source"] = result.cost_source;
@@ -126,7 +124,7 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
   output.json["cp"] = shape.cp;
   output.json["pp"] = setup.pp;
   output.json["dp"] = shape.dp;
-  output.json["rank_order"] = planner::megatron_order_name(shape.pipeline_first_ranks > 0);
+  output.json["rank_order"] = models::megatron_order_name(shape.pipeline_first_ranks > 0);
   output.json["ep"] = shape.ep;
   output.json["etp"] = shape.expert_tp();
   output.json["moe_dispatcher"] = models::moe_dispatcher_name(shape.moe_dispatcher);
@@ -152,7 +150,7 @@ CommandOutput model_output(const planner::ModelSimulation& result, const ModelRu
     output.text += fmt::format("  the plan re-costed with {}{}\n", fmt::join(run.overrides, " "),
                                run.changes.empty() ? "" : fmt::format(": {}", fmt::join(run.changes, ", ")));
   }
-  output.text += planner::model_simulation_to_text(result) + fmt::format("  costs: {}\n", result.cost_source);
+  output.text += step::model_simulation_to_text(result) + fmt::format("  costs: {}\n", result.cost_source);
   if (!result.schedule_note.empty()) {
     output.json["schedule_search"] = result.schedule_note;
     output.text += fmt::format("  schedule: {}\n", result.schedule_note);
@@ -268,7 +266,7 @@ CommandOutput run_model_comparison(const ModelSimulateOptions& options, const Sc
         virtual_stages_of(row.schedule, compared_virtual_stages(family, source.virtual_stages));
     if (family.name != "Interleaved1F1B") run.setup.microbatch_group_size = 0;
     try {
-      planner::ModelSimulation result = simulate_run(run, simulation_options(outputs, false));
+      step::ModelSimulation result = simulate_run(run, simulation_options(outputs, false));
       row.iteration_s = result.iteration_time_s;
       row.tokens_per_s = result.tokens_per_s;
       row.cost_source = result.cost_source;
@@ -278,7 +276,7 @@ CommandOutput run_model_comparison(const ModelSimulateOptions& options, const Sc
     }
     return row;
   };
-  const planner::PipelineSetup& setup = base.setup;
+  const step::PipelineSetup& setup = base.setup;
   const int gpus = setup.shape.tp * setup.shape.cp * setup.pp * setup.shape.dp;
   CommandOutput output = compare_schedules(run_family, outputs, true,
                                            heading(base, gpus, fmt::format(", {} micro-batches", setup.microbatches)));
@@ -337,8 +335,8 @@ CommandOutput replay_mixed_plan(const planner::PlanFile& plan, const ModelSimula
                         : planner::plan_layout_split(plan, model.layers, plan.plan.pp * plan.plan.virtual_stages);
   if (plan.plan.iteration_time_s > 0) run.plan_predicted_s = plan.plan.iteration_time_s;
   check_semantics(outputs, run.setup.schedule);
-  const planner::ModelSimulation result = planner::simulate_mixed(
-      model, pools, cluster.tiers, pipeline, run.setup, simulation_options(outputs, outputs.gantt));
+  const step::ModelSimulation result = planner::simulate_mixed(model, pools, cluster.tiers, pipeline, run.setup,
+                                                               simulation_options(outputs, outputs.gantt));
   CommandOutput output = model_output(result, run, outputs);
   std::vector<std::string> segments;
   nlohmann::ordered_json listed = nlohmann::ordered_json::array();

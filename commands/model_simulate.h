@@ -23,7 +23,7 @@ struct ModelSimulateOptions {
   std::optional<std::string> layout;  // Megatron's pipeline_model_parallel_layout
   std::optional<std::string> profile; // measured costs (pipeplan profile)
   ShapeOptions shape;
-  bool explain = false;  // the step time by term (planner/step_terms.h)
+  bool explain = false;  // the step time by term (step/step_terms.h)
 };
 
 void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options);

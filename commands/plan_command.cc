@@ -14,17 +14,17 @@
 #include "common/error.h"
 #include "common/units.h"
 #include "models/cluster.h"
-#include "planner/mixed_report.h"
-#include "planner/megatron_bridge_overrides.h"
-#include "planner/mixed_search.h"
-#include "planner/placement.h"
+#include "models/placement.h"
+#include "models/profile_file.h"
+#include "planner/frameworks/megatron_bridge_overrides.h"
+#include "planner/frameworks/torchtitan_config.h"
+#include "planner/mixed/mixed_report.h"
+#include "planner/mixed/mixed_search.h"
 #include "planner/plan_file.h"
-#include "planner/plan_replay.h"
-#include "planner/plan_report.h"
-#include "planner/plan_search.h"
-#include "planner/search_space.h"
-#include "planner/torchtitan_config.h"
-#include "profiler/profile_file.h"
+#include "planner/report/plan_replay.h"
+#include "planner/report/plan_report.h"
+#include "planner/search/plan_search.h"
+#include "planner/search/search_space.h"
 #include "sim/generators/registry.h"
 
 namespace pipeplan::commands {
@@ -131,7 +131,7 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
   }
   request.tp = options.tp;
   request.allow_cross_node_tp = options.allow_cross_node_tp;
-  if (options.rank_order) request.rank_order = planner::parse_megatron_order(*options.rank_order, "--rank-order");
+  if (options.rank_order) request.rank_order = models::parse_megatron_order(*options.rank_order, "--rank-order");
   request.cp = options.cp;
   request.pp = options.pp;
   request.dp = options.dp;
@@ -177,17 +177,17 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
     request.recompute_modules = models::parse_recompute_modules(*options.recompute_modules);
   }
   if (options.layers && options.layout) throw InputError("give --layers or --layout, not both");
-  if (options.layers) request.layer_counts = planner::parse_layer_counts(*options.layers);
+  if (options.layers) request.layer_counts = step::parse_layer_counts(*options.layers);
   request.layout = options.layout;
   if (options.profile) {
-    request.profile = profiler::read_profile_yaml(*options.profile);
+    request.profile = models::read_profile_yaml(*options.profile);
     request.profile_file = *options.profile;
     if (options.tp && *options.tp != request.profile->tp) {
       throw InputError(fmt::format("--tp {} but {} measured t = {}: drop --tp or profile at that size", *options.tp,
                                    *options.profile, request.profile->tp));
     }
   }
-  request.partition = planner::parse_partition_method(options.partition);
+  request.partition = step::parse_partition_method(options.partition);
   request.balance_slack = parse_fraction(options.balance_slack, "--balance-slack");
   if (options.objective != "throughput" && options.objective != "memory" && options.objective != "goodput") {
     throw InputError(fmt::format("--objective '{}': use throughput, memory or goodput", options.objective));
@@ -279,8 +279,8 @@ planner::PlanReport plan_report(const PlanOptions& options, const planner::PlanR
   report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
   // The search kept tensor parallelism in its NVLink domain unless allowed out.
   report.placement =
-      planner::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
-                         planner::megatron_rank_order(best.pipeline_first), true);
+      models::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
+                        models::megatron_rank_order(best.pipeline_first), true);
   OutputFiles files;
   if (options.out) {
     planner::take_figures(report.best, file.plan);
@@ -329,7 +329,7 @@ CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterCo
                                        "describes; plan on one kind (--hardware {}:KIND)",
                                        options.hardware));
     const planner::MixedPlan& best = report.search.ranked.front();
-    planner::PipelineSetup setup = planner::mixed_setup(best.plan, request.seq_len);
+    step::PipelineSetup setup = planner::mixed_setup(best.plan, request.seq_len);
     setup.split = best.plan.split;
     setup.memory_cap_bytes = static_cast<std::int64_t>(request.memory_cap_bytes);
     report.mixed_best = planner::simulate_mixed(request.model, report.search.pools, cluster.tiers, best.pipeline, setup);

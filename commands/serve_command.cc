@@ -6,13 +6,13 @@
 #include <optional>
 #include <string>
 
+#include "charts/svg_chart.h"
 #include "commands/output_files.h"
 #include "commands/terminal_progress.h"
 #include "common/error.h"
 #include "common/units.h"
-#include "planner/serve_plan.h"
-#include "planner/serve_report.h"
-#include "study/svg_chart.h"
+#include "planner/serve/serve_plan.h"
+#include "planner/serve/serve_report.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -49,18 +49,18 @@ bool parse_precision(const std::string& text, const char* field) {
 
 // The chosen layout's KV cache use over the run, for --svg.
 std::string kv_chart(const planner::ServeCandidate& best) {
-  study::ChartSeries series{"KV cache in use", {}, {}};
+  charts::ChartSeries series{"KV cache in use", {}, {}};
   for (const auto& [time, share] : best.summary.kv_use) {
     series.x.push_back(time);
     series.y.push_back(100 * share);
   }
-  study::ChartSpec spec;
+  charts::ChartSpec spec;
   spec.title = fmt::format("KV cache use over the run ({}{})", planner::layout_name(best),
                            best.replicas > 1 ? ", the first replica" : "");
   spec.x_label = "time (s)";
   spec.y_label = "KV cache in use (%)";
   spec.series = {series};
-  return study::render_chart_svg(spec);
+  return charts::render_chart_svg(spec);
 }
 
 // Options that draw requests, refused where nothing is drawn.

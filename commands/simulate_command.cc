@@ -12,11 +12,11 @@
 #include "commands/schedule_source.h"
 #include "commands/simulate_outputs.h"
 #include "common/error.h"
-#include "planner/searched_order.h"
 #include "sim/output/report_json.h"
 #include "sim/output/report_text.h"
 #include "sim/search/searched_schedule.h"
 #include "sim/simulate.h"
+#include "step/searched_order.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -84,13 +84,12 @@ SourcedSchedule given_times_schedule(const ScheduleSource& source, const Resolve
                                  family.name));
   }
   const std::string name(family.name);
-  planner::check_no_bubble_recompute(name, outputs.recompute_in_bubbles);
+  step::check_no_bubble_recompute(name, outputs.recompute_in_bubbles);
   const sim::Schedule shape = sim::searched_schedule_shape(name, source.ranks, source.microbatches);
   std::optional<sim::ActivationLimit> limit;
   if (source.activation_limit) limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
-  planner::SearchedOrder order =
-      planner::search_order(name, sim::expand_rank_costs(costs.rank_costs, shape), costs.topology,
-                            source.microbatches, limit, memory_cap_bytes(outputs), "--memory-cap");
+  step::SearchedOrder order = step::search_order(name, sim::expand_rank_costs(costs.rank_costs, shape), costs.topology,
+                                                 source.microbatches, limit, memory_cap_bytes(outputs), "--memory-cap");
   return {std::move(order.schedule), true, std::move(order.note)};
 }
 

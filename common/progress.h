@@ -1,6 +1,6 @@
 // How long work reports how far it got: `done` of `total` steps, and what
 // the next one is ("transformer, b=1, seq=4096"). Library code calls it;
-// the CLI decides whether anything is shown (cli/terminal_progress.h).
+// the CLI decides whether anything is shown (commands/terminal_progress.h).
 #pragma once
 
 #include <cstddef>

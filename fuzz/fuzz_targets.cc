@@ -13,13 +13,13 @@
 #include "models/hf_config.h"
 #include "models/layers.h"
 #include "models/model_config.h"
+#include "models/profile_file.h"
 #include "planner/plan_file.h"
-#include "planner/stage_split.h"
-#include "profiler/profile_file.h"
 #include "sim/schedule_csv.h"
 #include "sim/serving.h"
 #include "sim/serving_workload.h"
 #include "sim/simulate.h"
+#include "step/stage_split.h"
 #include "study/expression.h"
 #include "study/study_file.h"
 
@@ -49,8 +49,8 @@ std::string as_file(std::string_view input, const char* suffix) {
 
 void layout(std::string_view input) {
   refusals_allowed([&] {
-    const int stages = planner::layout_stage_count(input);
-    planner::split_from_layout(input, 80, stages);
+    const int stages = step::layout_stage_count(input);
+    step::split_from_layout(input, 80, stages);
   });
 }
 
@@ -144,7 +144,7 @@ void plan_file(std::string_view input) {
 
 void profile_file(std::string_view input) {
   const std::string path = as_file(input, "-profile.yaml");
-  refusals_allowed([&] { profiler::read_profile_yaml(path); });
+  refusals_allowed([&] { models::read_profile_yaml(path); });
 }
 
 // Stage time by the batch's tokens, links free: enough to run a trace.

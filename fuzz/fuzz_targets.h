@@ -3,7 +3,7 @@
 // when the input is accepted or refused with the project's InputError;
 // anything else (another exception, a broken round trip, a sanitizer
 // report, a crash) is a finding. The libFuzzer programs in fuzz/ call
-// these, and tests/fuzz_regression_test.cc replays tests/data/fuzz/.
+// these, and tests/fuzz/fuzz_regression_test.cc replays tests/data/fuzz/.
 #pragma once
 
 #include <string>

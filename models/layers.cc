@@ -343,7 +343,7 @@ double flops_per_microbatch(const ModelLayers& layers, const TrainingShape& shap
 // also keeps only its shard of the weights, gathered (bf16) before each
 // forward and again before the backward (resharded after the forward, as
 // FSDP's default), one layer at a time with the next one prefetched.
-// Pipelined, both sync once per step instead (planner/model_simulation.cc).
+// Pipelined, both sync once per step instead (step/model_simulation.cc).
 void add_shard_collectives(LayerCost& layer, const TrainingShape& shape) {
   if (shape.zero < ZeroStage::kGradients || shape.weight_replicas() <= 1 || shape.shards_once_per_step()) return;
   const double params = static_cast<double>(layer.params_per_rank);

@@ -10,10 +10,10 @@
 
 #include "common/error.h"
 #include "common/yaml_fields.h"
-#include "planner/placement.h"
-#include "planner/stage_split.h"
+#include "models/placement.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
+#include "step/stage_split.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -140,7 +140,8 @@ std::string write_plan_yaml(const PlanFile& file) {
   }
   out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
   out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
-  if (p.pipeline_first) out << YAML::Key << "rank_order" << YAML::Value << std::string(megatron_order_name(true));
+  if (p.pipeline_first)
+    out << YAML::Key << "rank_order" << YAML::Value << std::string(models::megatron_order_name(true));
   out << YAML::Key << "schedule" << YAML::Value << p.schedule;
   if (p.activation_limit) out << YAML::Key << "activation_limit" << YAML::Value << p.activation_limit->spelled();
   out << YAML::Key << "virtual" << YAML::Value << p.virtual_stages;
@@ -163,7 +164,7 @@ std::string write_plan_yaml(const PlanFile& file) {
     if (*on) out << YAML::Key << key << YAML::Value << "true";
   }
   out << YAML::Key << "layout" << YAML::Value << YAML::DoubleQuoted
-      << (file.layout.empty() ? format_layout(p.split) : file.layout);
+      << (file.layout.empty() ? step::format_layout(p.split) : file.layout);
   if (!file.profile.empty()) out << YAML::Key << "profile" << YAML::Value << file.profile;
   if (file.memory_cap_bytes > 0) out << YAML::Key << "memory_cap_bytes" << YAML::Value << file.memory_cap_bytes;
   out << YAML::Key << "predicted" << YAML::Value << YAML::BeginMap;
@@ -284,7 +285,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   }
   if (root["rank_order"]) {
     p.pipeline_first = parse_at(root["rank_order"], path, "rank_order", [](std::string_view text, std::string_view) {
-      return parse_megatron_order(text, "'rank_order'");
+      return models::parse_megatron_order(text, "'rank_order'");
     });
     if (p.pipeline_first && (p.cp > 1 || p.etp > 0)) {
       throw_at(path, root["rank_order"], "'rank_order: tp-pp-dp' takes cp 1 and no experts, as Megatron asserts");
@@ -319,7 +320,7 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   file.layout_line = root["layout"].Mark().line + 1;
   file.layout_column = root["layout"].Mark().column + 1;
   const int stages = parse_at(root["layout"], path, "layout",
-                              [](std::string_view text, std::string_view) { return layout_stage_count(text); });
+                              [](std::string_view text, std::string_view) { return step::layout_stage_count(text); });
   if (stages != p.pp * p.virtual_stages) {
     throw_at(path, root["layout"],
              fmt::format("'layout' has {} stages but pp x virtual is {} x {} = {}", stages, p.pp, p.virtual_stages,

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "planner/plan_search.h"
+#include "planner/plan.h"
 
 namespace pipeplan::planner {
 
 // Consecutive pipeline ranks on one GPU kind of a cluster of several
-// (planner/mixed_pipeline.h): the kind by its hardware name.
+// (planner/mixed/mixed_pipeline.h): the kind by its hardware name.
 struct PlanSegment {
   std::string kind;
   int stages = 1;

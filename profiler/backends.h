@@ -5,22 +5,22 @@
 
 #include <cstdint>
 
+#include "models/profile_file.h"
 #include "profiler/gemm_sweep.h"
 #include "profiler/layer_profiler.h"
-#include "profiler/profile_file.h"
 
 namespace pipeplan::profiler {
 
 // Throws InputError when this build has no CUDA or no GPU is present.
-Profile profile_layers_cuda(const ProfileRequest& request);
+models::Profile profile_layers_cuda(const ProfileRequest& request);
 // One bf16 cuBLAS GEMM per shape on the first GPU. Throws InputError
 // without CUDA or a GPU, or when a shape does not fit.
 GemmSweep measure_gemms_cuda(const std::vector<GemmSize>& sizes, int warmup, int repeats);
 // NCCL send/recv between the first two GPUs of this machine.
-LinkProfile measure_links_nccl(std::int64_t max_bytes, int warmup, int repeats);
+models::LinkProfile measure_links_nccl(std::int64_t max_bytes, int warmup, int repeats);
 // Initialises MPI if needed, sweeps ranks 0 and 1, finalises. Ranks other
 // than 0 get an empty profile (rank 0 reports).
-LinkProfile measure_links_with_mpi(std::int64_t max_bytes, int warmup, int repeats);
+models::LinkProfile measure_links_with_mpi(std::int64_t max_bytes, int warmup, int repeats);
 
 bool built_with_cuda();
 bool built_with_mpi();

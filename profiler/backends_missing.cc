@@ -15,11 +15,11 @@ namespace {
 }
 }  // namespace
 
-Profile profile_layers_cuda(const ProfileRequest&) { refuse_without_cuda(); }
+models::Profile profile_layers_cuda(const ProfileRequest&) { refuse_without_cuda(); }
 
 GemmSweep measure_gemms_cuda(const std::vector<GemmSize>&, int, int) { refuse_without_cuda(); }
 
-LinkProfile measure_links_nccl(std::int64_t, int, int) {
+models::LinkProfile measure_links_nccl(std::int64_t, int, int) {
   throw InputError("this pipeplan was built without CUDA and NCCL: use --backend mpi, or rebuild with CUDA");
 }
 
@@ -27,7 +27,7 @@ bool built_with_cuda() { return false; }
 #endif
 
 #ifndef PIPEPLAN_HAVE_MPI
-LinkProfile measure_links_with_mpi(std::int64_t, int, int) {
+models::LinkProfile measure_links_with_mpi(std::int64_t, int, int) {
   throw InputError("this pipeplan was built without MPI: install libopenmpi-dev and rebuild");
 }
 

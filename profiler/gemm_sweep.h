@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "profiler/profile_file.h"
+#include "models/profile_file.h"
 
 namespace pipeplan::profiler {
 
@@ -23,7 +23,7 @@ struct GemmSize {
 
 struct GemmMeasurement {
   GemmSize size;
-  Timing time;  // one kernel
+  models::Timing time;  // one kernel
   double flops_per_s() const { return time.median_s > 0 ? size.flops() / time.median_s : 0.0; }
 };
 

@@ -51,7 +51,8 @@ void check_fits(const ProfileRequest& request, const models::TrainingShape& shap
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-LayerMeasurement measure(const ProfileRequest& request, const models::TrainingShape& shape, const ProfiledLayer& run) {
+models::LayerMeasurement measure(const ProfileRequest& request, const models::TrainingShape& shape,
+                                 const ProfiledLayer& run) {
   const int total = request.warmup + request.repeats;
   CpuModelOptions options{request.seed, total};
   auto layers = build_cpu_layers(request.model, shape, run.index, run.index + 1, options);
@@ -89,9 +90,9 @@ std::vector<ProfiledLayer> profiled_layers(const models::ModelConfig& model) {
   return {{"embedding", 0}, {"transformer", 1}, {"output", model.layers + 1}};
 }
 
-Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
-                    const std::string& dtype, const std::string& software) {
-  Profile profile;
+models::Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
+                            const std::string& dtype, const std::string& software) {
+  models::Profile profile;
   profile.device = device;
   profile.backend = backend;
   profile.dtype = dtype;
@@ -103,7 +104,7 @@ Profile new_profile(const ProfileRequest& request, const std::string& device, co
   return profile;
 }
 
-Timing summarize(std::vector<double> samples) {
+models::Timing summarize(std::vector<double> samples) {
   if (samples.empty()) return {};
   std::sort(samples.begin(), samples.end());
   const std::size_t n = samples.size();
@@ -144,10 +145,10 @@ void report_progress(const ProfileRequest& request, std::size_t done, const std:
   request.progress(done, total, kind.empty() ? "done" : fmt::format("{}, b={}, seq={}", kind, micro_batch_size, seq_len));
 }
 
-Profile profile_layers_cpu(const ProfileRequest& asked) {
+models::Profile profile_layers_cpu(const ProfileRequest& asked) {
   if (asked.repeats < 1 || asked.warmup < 0) throw InputError("--repeats must be >= 1 and --warmup >= 0");
   const ProfileRequest request = shard_request(asked);  // one rank's share of a t-way shard
-  Profile profile = new_profile(asked, cpu_description(), "cpu", "fp32", eigen_version());
+  models::Profile profile = new_profile(asked, cpu_description(), "cpu", "fp32", eigen_version());
   const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   for (int b : request.micro_batch_sizes) {
     for (int s : request.seq_lens) {

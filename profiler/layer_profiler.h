@@ -12,7 +12,7 @@
 
 #include "common/progress.h"
 #include "models/model_config.h"
-#include "profiler/profile_file.h"
+#include "models/profile_file.h"
 
 namespace pipeplan::profiler {
 
@@ -36,7 +36,7 @@ void report_progress(const ProfileRequest& request, std::size_t done, const std:
 
 // The CPU backend (Eigen, fp32, this thread). Throws InputError for what it
 // does not run (see build_cpu_layers) or a size that will not fit in memory.
-Profile profile_layers_cpu(const ProfileRequest& request);
+models::Profile profile_layers_cpu(const ProfileRequest& request);
 
 // "cpu: <model name> (1 thread)" from /proc/cpuinfo.
 std::string cpu_description();
@@ -47,7 +47,7 @@ std::string eigen_version();
 // Now, ISO 8601 in UTC.
 std::string utc_timestamp();
 // Median, min and max of samples.
-Timing summarize(std::vector<double> samples);
+models::Timing summarize(std::vector<double> samples);
 
 // One run of a layer's three passes, on either backend.
 struct PassRun {
@@ -65,16 +65,16 @@ struct ProfiledLayer {
 std::vector<ProfiledLayer> profiled_layers(const models::ModelConfig& model);
 
 // A profile's header for `request` on a backend: device, dtype, now, model, t.
-Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
-                    const std::string& dtype, const std::string& software);
+models::Profile new_profile(const ProfileRequest& request, const std::string& device, const std::string& backend,
+                            const std::string& dtype, const std::string& software);
 
 // One layer kind at one shape from its measured runs (the caller leaves out
 // warm-ups): timings (median and spread), bytes, working memory, and FLOPs
 // from `layer`.
 template <typename LayerType>
-LayerMeasurement summarize_runs(const std::string& kind, int micro_batch_size, int seq_len,
-                                const std::vector<PassRun>& runs, const LayerType& layer) {
-  LayerMeasurement m;
+models::LayerMeasurement summarize_runs(const std::string& kind, int micro_batch_size, int seq_len,
+                                        const std::vector<PassRun>& runs, const LayerType& layer) {
+  models::LayerMeasurement m;
   m.layer = kind;
   m.micro_batch_size = micro_batch_size;
   m.seq_len = seq_len;

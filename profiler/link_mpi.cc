@@ -1,4 +1,3 @@
-#include "profiler/link_sweep.h"
 #include "profiler/link_mpi.h"
 
 #include <mpi.h>
@@ -8,6 +7,7 @@
 
 #include "common/error.h"
 #include "profiler/layer_profiler.h"
+#include "profiler/link_sweep.h"
 
 namespace pipeplan::profiler {
 namespace {
@@ -30,7 +30,7 @@ double round_trip_s(std::vector<char>& buffer, std::int64_t bytes, int rank) {
 
 }  // namespace
 
-LinkProfile measure_links_mpi(std::int64_t max_bytes, int warmup, int repeats) {
+models::LinkProfile measure_links_mpi(std::int64_t max_bytes, int warmup, int repeats) {
   int ranks = 0, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -6,13 +6,13 @@
 
 #include <cstdint>
 
-#include "profiler/profile_file.h"
+#include "models/profile_file.h"
 
 namespace pipeplan::profiler {
 
 // Collective over MPI_COMM_WORLD (MPI must be initialised); every rank
 // calls it, ranks beyond 1 wait. The result is complete on rank 0. Throws
 // InputError with fewer than 2 ranks.
-LinkProfile measure_links_mpi(std::int64_t max_bytes, int warmup, int repeats);
+models::LinkProfile measure_links_mpi(std::int64_t max_bytes, int warmup, int repeats);
 
 }  // namespace pipeplan::profiler

@@ -23,9 +23,9 @@ MpiSession::~MpiSession() {
   if (owns_) MPI_Finalize();
 }
 
-LinkProfile measure_links_with_mpi(std::int64_t max_bytes, int warmup, int repeats) {
+models::LinkProfile measure_links_with_mpi(std::int64_t max_bytes, int warmup, int repeats) {
   const MpiSession session;
-  LinkProfile links = measure_links_mpi(max_bytes, warmup, repeats);
+  models::LinkProfile links = measure_links_mpi(max_bytes, warmup, repeats);
   if (session.rank() != 0) links.sizes.clear();
   return links;
 }

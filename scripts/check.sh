@@ -21,6 +21,6 @@ cmake --build build-check -j "$(nproc)"
   # thread and job count, every README example) run in the plain suite; the
   # searches' code runs here in the lighter plan and study tests.
   ctest --output-on-failure -j "$(nproc)" \
-    -E '^(PlanPruning\.|Determinism\.|PlanSearch\.Llama405b|SearchAxes\.|ContextParallel\.LongContext|FirstHour\.PlanErrorsInsideTheSearch|FirstHour\.TheInfeasibleCap|Readme\.)'
+    -E '^(PlanPruning\.|Determinism\.|PlanSearch\.Llama405b|SearchAxes\.|ContextParallel\.LongContext|FirstHour\.PlanErrorsInsideTheSearch|FirstHour\.TheInfeasibleCap|Pages/Readme\.)'
 )
 ./scripts/fuzz.sh "${PIPEPLAN_FUZZ_SECONDS:-20}"

@@ -80,10 +80,10 @@ std::optional<double> reference_value(const StudyFile& study, const PointOutcome
 }
 
 void add_references(const StudyFile& study, const PlotSpec& plot, const std::vector<const PointOutcome*>& points,
-                    ChartSpec& chart, const std::vector<std::string>& series_names) {
+                    charts::ChartSpec& chart, const std::vector<std::string>& series_names) {
   for (const Reference& reference : plot.references) {
     const Expression expression = parse_expression(reference.expression);
-    ChartSeries curve{reference.label, {}, {}, true, -1};
+    charts::ChartSeries curve{reference.label, {}, {}, true, -1};
     for (const PointOutcome* outcome : points) {
       if (!reference.series.empty() && outcome->point.value_of(plot.series) != reference.series) continue;
       if (!outcome->error.empty()) continue;  // its output's numbers are missing
@@ -100,7 +100,7 @@ void add_references(const StudyFile& study, const PlotSpec& plot, const std::vec
 
 // The memory each rank may use, in the plot's unit, when the plot shows
 // bytes and its points share one limit.
-std::optional<ChartLimit> memory_limit(const PlotSpec& plot, const std::vector<const PointOutcome*>& points) {
+std::optional<charts::ChartLimit> memory_limit(const PlotSpec& plot, const std::vector<const PointOutcome*>& points) {
   if (!std::any_of(plot.y.begin(), plot.y.end(), is_bytes_metric)) return std::nullopt;
   std::optional<double> limit;
   for (const PointOutcome* outcome : points) {
@@ -111,15 +111,16 @@ std::optional<ChartLimit> memory_limit(const PlotSpec& plot, const std::vector<c
   }
   if (!limit) return std::nullopt;
   const double shown = in_unit(*limit, "memory_limit_bytes", plot.y_unit);
-  return ChartLimit{fmt::format("limit {} {}", value_text(shown), plot.y_unit.empty() ? "B" : plot.y_unit), shown};
+  return charts::ChartLimit{fmt::format("limit {} {}", value_text(shown), plot.y_unit.empty() ? "B" : plot.y_unit),
+                            shown};
 }
 
 void line_chart(const StudyFile& study, const PlotSpec& plot, const std::vector<const PointOutcome*>& points,
-                ChartSpec& chart) {
+                charts::ChartSpec& chart) {
   const std::vector<std::string> names = distinct(points, plot.series);
   for (const std::string& name : names) {
     for (const std::string& metric : plot.y) {
-      ChartSeries series{plot.series.empty() ? metric : name, {}, {}, false, -1};
+      charts::ChartSeries series{plot.series.empty() ? metric : name, {}, {}, false, -1};
       if (!plot.series.empty() && plot.y.size() > 1) series.name = fmt::format("{} {}", name, metric);
       std::vector<std::pair<double, double>> xy;
       for (const PointOutcome* outcome : points) {
@@ -138,12 +139,12 @@ void line_chart(const StudyFile& study, const PlotSpec& plot, const std::vector<
 }
 
 // Bars over the entries of a list metric (ranks, stages), one series per point.
-void indexed_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& points, ChartSpec& chart) {
+void indexed_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& points, charts::ChartSpec& chart) {
   std::size_t width = 0;
   for (const PointOutcome* outcome : points) {
     const std::string name = plot.series.empty() ? fmt::format("point {}", outcome->point.index)
                                                  : outcome->point.value_of(plot.series);
-    ChartSeries series{name, {}, listed(*outcome, plot.y.front(), plot.y_unit), false, -1};
+    charts::ChartSeries series{name, {}, listed(*outcome, plot.y.front(), plot.y_unit), false, -1};
     for (std::size_t i = 0; i < series.y.size(); ++i) series.x.push_back(static_cast<double>(i));
     width = std::max(width, series.y.size());
     chart.series.push_back(std::move(series));
@@ -151,10 +152,10 @@ void indexed_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& 
   for (std::size_t i = 0; i < width; ++i) chart.categories.push_back(std::to_string(i));
 }
 
-void category_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& points, ChartSpec& chart) {
+void category_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& points, charts::ChartSpec& chart) {
   chart.categories = distinct(points, plot.x);
   for (const std::string& name : distinct(points, plot.series)) {
-    ChartSeries series{plot.series.empty() ? plot.y.front() : name, {}, {}, false, -1};
+    charts::ChartSeries series{plot.series.empty() ? plot.y.front() : name, {}, {}, false, -1};
     for (const PointOutcome* outcome : points) {
       if (outcome->point.value_of(plot.series) != name) continue;
       const auto category = std::find(chart.categories.begin(), chart.categories.end(), outcome->point.value_of(plot.x));
@@ -166,7 +167,7 @@ void category_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>&
 }
 
 // One stack per category (a list entry, or a swept value with one point each).
-void stacked_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& points, ChartSpec& chart) {
+void stacked_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& points, charts::ChartSpec& chart) {
   if (plot.x == "#" && points.size() != 1) {
     throw InputError(fmt::format("stacked plot '{}' over '#' needs 'where' to pick one point ({} match)", plot.name,
                                  points.size()));
@@ -177,7 +178,7 @@ void stacked_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& 
                                  plot.x));
   }
   for (const std::string& metric : plot.y) {
-    ChartSeries series{metric.substr(metric.rfind('.') + 1), {}, {}, false, -1};
+    charts::ChartSeries series{metric.substr(metric.rfind('.') + 1), {}, {}, false, -1};
     if (plot.x == "#") {
       series.y = listed(*points.front(), metric, plot.y_unit);
       for (std::size_t i = 0; i < series.y.size(); ++i) series.x.push_back(static_cast<double>(i));
@@ -268,9 +269,9 @@ std::vector<const PointOutcome*> plot_points(const PlotSpec& plot, const std::ve
   return points;
 }
 
-ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vector<PointOutcome>& outcomes) {
+charts::ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vector<PointOutcome>& outcomes) {
   const std::vector<const PointOutcome*> points = plot_points(plot, outcomes);
-  ChartSpec chart;
+  charts::ChartSpec chart;
   chart.title = plot_title(plot);
   chart.x_label = x_label(plot);
   chart.y_label = y_label(plot);
@@ -278,11 +279,11 @@ ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vec
   chart.limit = memory_limit(plot, points);
   switch (plot.kind) {
     case PlotKind::kLine:
-      chart.kind = ChartKind::kLine;
+      chart.kind = charts::ChartKind::kLine;
       line_chart(study, plot, points, chart);
       break;
     case PlotKind::kBar:
-      chart.kind = ChartKind::kBar;
+      chart.kind = charts::ChartKind::kBar;
       if (plot.x == "#") {
         indexed_bars(plot, points, chart);
       } else {
@@ -290,7 +291,7 @@ ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vec
       }
       break;
     default:
-      chart.kind = ChartKind::kStackedBar;
+      chart.kind = charts::ChartKind::kStackedBar;
       stacked_bars(plot, points, chart);
       break;
   }

@@ -5,15 +5,15 @@
 
 #include <vector>
 
+#include "charts/svg_chart.h"
 #include "study/runner.h"
 #include "study/study_file.h"
-#include "study/svg_chart.h"
 
 namespace pipeplan::study {
 
 // Throws InputError when the plot cannot be drawn from these results (a
 // stacked bar over several points per category, say).
-ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vector<PointOutcome>& outcomes);
+charts::ChartSpec chart_for(const StudyFile& study, const PlotSpec& plot, const std::vector<PointOutcome>& outcomes);
 
 // A metric's value in a display unit ("GiB", "GB", "ms", "s", "%" or ""),
 // judged from the metric's name: *_bytes and memory_breakdown parts are

@@ -8,12 +8,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "charts/svg_chart.h"
 #include "commands/in_process.h"
 #include "common/error.h"
 #include "common/units.h"
 #include "study/html_report.h"
 #include "study/plot_data.h"
-#include "study/svg_chart.h"
 
 namespace pipeplan::study {
 namespace {
@@ -252,7 +252,7 @@ std::vector<std::string> write_study_outputs(const StudyFile& study, const std::
       std::ifstream in(out_dir + "/" + file);
       svg.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     } else {
-      svg = render_chart_svg(chart_for(study, plot, outcomes));
+      svg = charts::render_chart_svg(chart_for(study, plot, outcomes));
       write_file(out_dir + "/" + file, svg);
     }
     plots.emplace_back(plot_title(plot), svg);

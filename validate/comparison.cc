@@ -76,7 +76,7 @@ double error_pct(double predicted, double measured) {
   return measured != 0 ? (predicted - measured) / measured * 100 : 0;
 }
 
-Comparison compare_runs(const std::vector<RankResult>& measured, const planner::ModelSimulation& predicted) {
+Comparison compare_runs(const std::vector<RankResult>& measured, const step::ModelSimulation& predicted) {
   Comparison comparison;
   const sim::SimulationReport& report = predicted.report;
   comparison.schedule = report.schedule;
@@ -108,7 +108,7 @@ Comparison compare_runs(const std::vector<RankResult>& measured, const planner::
     busy_total += times.busy_s;
     cost = std::max(cost, times.span());
     const sim::RankReport& simulated = report.ranks_detail.at(static_cast<std::size_t>(rank.rank));
-    const planner::MemoryBreakdown& memory = predicted.memory.at(static_cast<std::size_t>(rank.rank));
+    const step::MemoryBreakdown& memory = predicted.memory.at(static_cast<std::size_t>(rank.rank));
     RankComparison figures;
     figures.rank = rank.rank;
     figures.measured_busy_s = times.busy_s;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/model_simulation.h"
+#include "step/model_simulation.h"
 #include "validate/rank_execution.h"
 
 namespace pipeplan::validate {
@@ -61,7 +61,7 @@ struct Comparison {
 
 // `measured` holds every rank's result; `predicted` the same plan simulated
 // (with its timeline recorded, for the trace).
-Comparison compare_runs(const std::vector<RankResult>& measured, const planner::ModelSimulation& predicted);
+Comparison compare_runs(const std::vector<RankResult>& measured, const step::ModelSimulation& predicted);
 
 // The gradient check (when run) stayed under its tolerance, in every
 // gradient and in the loss; true when no check ran.

@@ -22,7 +22,7 @@ namespace pipeplan::validate {
 inline constexpr double kFp32GradientTolerance = 1e-5;
 
 // bf16 on a GPU against the fp32 reference with the same bf16-rounded
-// weights. It is the bound tests/cuda_layers_test.cc holds each layer's
+// weights. It is the bound tests/profiler/cuda_layers_test.cc holds each layer's
 // pass to: the GPU rounds each tensor it stores between kernels to 8
 // significant bits (at most 2^-9 = 0.2% each), and the ~10 roundings
 // along a layer add mostly independent errors, 0.5-1.5% norm-wise. Across

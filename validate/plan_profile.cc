@@ -23,13 +23,13 @@ std::int64_t plan_link_sweep_bytes(const ValidationPlan& plan, std::int64_t elem
   return std::max<std::int64_t>(4 * message, 1 << 20);
 }
 
-std::optional<profiler::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
-                                                     const ProgressFn& progress) {
-  std::optional<profiler::Profile> profile;
+std::optional<models::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
+                                                   const ProgressFn& progress) {
+  std::optional<models::Profile> profile;
   if (transport.rank() == 0) profile = profiler::profile_layers_cpu(plan_profile_request(plan, progress));
   transport.barrier(wait_s);
   if (transport.ranks() > 1) {
-    profiler::LinkProfile links = profiler::measure_links_with_mpi(plan_link_sweep_bytes(plan, sizeof(float)), 3, 20);
+    models::LinkProfile links = profiler::measure_links_with_mpi(plan_link_sweep_bytes(plan, sizeof(float)), 3, 20);
     if (profile) profile->links = std::move(links);
   }
   return profile;

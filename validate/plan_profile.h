@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "models/profile_file.h"
 #include "profiler/layer_profiler.h"
-#include "profiler/profile_file.h"
 #include "validate/transport.h"
 #include "validate/validation_plan.h"
 
@@ -24,7 +24,7 @@ std::int64_t plan_link_sweep_bytes(const ValidationPlan& plan, std::int64_t elem
 // every rank at once would time each rank's copy of the same heavy pass
 // against the others', a contention the run itself does not have); then
 // the MPI link sweep between ranks 0 and 1. The profile is on rank 0.
-std::optional<profiler::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
-                                                     const ProgressFn& progress = {});
+std::optional<models::Profile> measure_cpu_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
+                                                   const ProgressFn& progress = {});
 
 }  // namespace pipeplan::validate

@@ -48,7 +48,7 @@ class Reader {
 }  // namespace
 
 RankResult execute_rank(const models::ModelConfig& model, const models::TrainingShape& shape,
-                        const sim::Schedule& lowered, const planner::StageSplit& split, Transport& transport,
+                        const sim::Schedule& lowered, const step::StageSplit& split, Transport& transport,
                         const ExecutionSettings& settings) {
   detail::check_settings(settings);
   StageRunner runner(CpuBackend{}, model, shape, lowered, split, transport.rank(), {settings.seed});

@@ -14,8 +14,8 @@
 #include "common/progress.h"
 #include "models/model_config.h"
 #include "models/training_shape.h"
-#include "planner/stage_split.h"
 #include "sim/schedule.h"
+#include "step/stage_split.h"
 #include "validate/gradient_check.h"
 #include "validate/stage_runner.h"
 #include "validate/transport.h"
@@ -51,7 +51,7 @@ struct RankResult {
 
 // `lowered` is the schedule with its communication (sim::lower_communication).
 RankResult execute_rank(const models::ModelConfig& model, const models::TrainingShape& shape,
-                        const sim::Schedule& lowered, const planner::StageSplit& split, Transport& transport,
+                        const sim::Schedule& lowered, const step::StageSplit& split, Transport& transport,
                         const ExecutionSettings& settings);
 
 // Every rank's result on rank 0 (by rank); empty elsewhere.

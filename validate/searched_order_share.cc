@@ -40,7 +40,7 @@ sim::Schedule unpack_order(const std::vector<double>& values, sim::Schedule shap
   return shape;
 }
 
-void share_searched_order(ValidationPlan& plan, const planner::ModelSimulation* predicted, Transport& transport) {
+void share_searched_order(ValidationPlan& plan, const step::ModelSimulation* predicted, Transport& transport) {
   std::vector<double> values;
   if (transport.rank() == 0) {
     if (predicted == nullptr) throw std::logic_error("rank 0 shares the order its prediction replayed");

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "planner/model_simulation.h"
 #include "sim/schedule.h"
+#include "step/model_simulation.h"
 #include "validate/transport.h"
 #include "validate/validation_plan.h"
 
@@ -22,6 +22,6 @@ sim::Schedule unpack_order(const std::vector<double>& values, sim::Schedule shap
 // Rank 0 passes its prediction (the others null); on return every rank's
 // plan.lowered is that order with its communication, placed as the plan's
 // generated schedules are.
-void share_searched_order(ValidationPlan& plan, const planner::ModelSimulation* predicted, Transport& transport);
+void share_searched_order(ValidationPlan& plan, const step::ModelSimulation* predicted, Transport& transport);
 
 }  // namespace pipeplan::validate

@@ -16,8 +16,8 @@
 
 #include "models/model_config.h"
 #include "models/training_shape.h"
-#include "planner/stage_split.h"
 #include "sim/schedule.h"
+#include "step/stage_split.h"
 #include "validate/cpu_backend.h"
 #include "validate/gradient_check.h"
 
@@ -47,8 +47,7 @@ class BasicStageRunner {
 
   // Builds the layers of every stage `rank` holds (weights from the seed).
   BasicStageRunner(Backend backend, const models::ModelConfig& model, const models::TrainingShape& shape,
-                   const sim::Schedule& schedule, const planner::StageSplit& split, int rank,
-                   const RunSettings& settings);
+                   const sim::Schedule& schedule, const step::StageSplit& split, int rank, const RunSettings& settings);
 
   // Runs this rank's actions (the lowered schedule's) once; gradients
   // accumulate across calls until zero_gradients(). Returns the records of

@@ -16,7 +16,7 @@ namespace pipeplan::validate {
 template <class Backend>
 BasicStageRunner<Backend>::BasicStageRunner(Backend backend, const models::ModelConfig& model,
                                             const models::TrainingShape& shape, const sim::Schedule& schedule,
-                                            const planner::StageSplit& split, int rank, const RunSettings& settings)
+                                            const step::StageSplit& split, int rank, const RunSettings& settings)
     : backend_(std::move(backend)),
       model_(model),
       shape_(shape),

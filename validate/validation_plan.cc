@@ -9,7 +9,7 @@
 #include "common/units.h"
 #include "models/cluster.h"
 #include "models/layers.h"
-#include "planner/plan_replay.h"
+#include "planner/report/plan_replay.h"
 #include "sim/generators/registry.h"
 #include "sim/lowering.h"
 #include "sim/search/searched_schedule.h"
@@ -59,7 +59,7 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
       models::expand_layers(plan.model, planner::candidate_shape(candidate, plan.file.seq_len));
   plan.split = plan.file.layout.empty()
                    ? candidate.split
-                   : planner::split_from_layout(plan.file.layout, layers.transformer_layers(), schedule.stages);
+                   : step::split_from_layout(plan.file.layout, layers.transformer_layers(), schedule.stages);
   if (plan.split.stages() != schedule.stages) {
     throw InputError(fmt::format("the plan's split has {} stages but its schedule {} has {}", plan.split.stages(),
                                  schedule.name, schedule.stages));
@@ -67,8 +67,8 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
   return plan;
 }
 
-planner::ModelSimulation predict(const ValidationPlan& plan, const profiler::Profile* profile,
-                                 const std::string& profile_file) {
+step::ModelSimulation predict(const ValidationPlan& plan, const models::Profile* profile,
+                              const std::string& profile_file) {
   planner::PlanFile file = plan.file;
   file.profile = profile_file;
   sim::SimulationOptions options;
@@ -77,7 +77,7 @@ planner::ModelSimulation predict(const ValidationPlan& plan, const profiler::Pro
   return planner::replay_plan(file, plan.model, plan.hardware, options, profile, plan.file.memory_cap_bytes);
 }
 
-void check_memory(const ValidationPlan& plan, const planner::ModelSimulation& predicted, std::int64_t available_bytes) {
+void check_memory(const ValidationPlan& plan, const step::ModelSimulation& predicted, std::int64_t available_bytes) {
   const std::int64_t device = plan.hardware.gpu.usable_memory_bytes();
   for (std::size_t rank = 0; rank < predicted.memory.size(); ++rank) {
     const std::int64_t peak = predicted.memory[rank].total();

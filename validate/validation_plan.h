@@ -9,10 +9,10 @@
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/training_shape.h"
-#include "planner/model_simulation.h"
 #include "planner/plan_file.h"
-#include "planner/stage_split.h"
 #include "sim/schedule.h"
+#include "step/model_simulation.h"
+#include "step/stage_split.h"
 
 namespace pipeplan::validate {
 
@@ -23,7 +23,7 @@ struct ValidationPlan {
   models::HardwareConfig hardware;
   models::TrainingShape shape;  // of one schedule micro-batch (the naive schedule's carries the whole batch)
   sim::Schedule lowered;  // a searched order's: its shape, without actions, until shared
-  planner::StageSplit split{std::vector<int>{0, 1}};
+  step::StageSplit split{std::vector<int>{0, 1}};
   bool searched_order = false;  // ZBAuto: the order comes from rank 0's prediction
 };
 
@@ -34,13 +34,13 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
 
 // The plan simulated (timeline recorded) with `profile`'s costs, or the
 // time model's when null.
-planner::ModelSimulation predict(const ValidationPlan& plan, const profiler::Profile* profile,
-                                 const std::string& profile_file);
+step::ModelSimulation predict(const ValidationPlan& plan, const models::Profile* profile,
+                              const std::string& profile_file);
 
 // Refuses a plan whose ranks do not fit: the plan's device memory as its
 // hardware describes it, and the memory this process can have for real
 // (`available_bytes` per rank; 0 skips that check).
-void check_memory(const ValidationPlan& plan, const planner::ModelSimulation& predicted, std::int64_t available_bytes);
+void check_memory(const ValidationPlan& plan, const step::ModelSimulation& predicted, std::int64_t available_bytes);
 
 // MemAvailable from /proc/meminfo divided among the ranks on this host.
 std::int64_t available_bytes_per_rank(int ranks_on_host);

@@ -29,7 +29,8 @@ DeviceTensor random_matrix(const std::shared_ptr<DeviceContext>& context, std::i
   return tensor;
 }
 
-Timing measure_one(const std::shared_ptr<DeviceContext>& context, const GemmSize& size, int warmup, int repeats) {
+models::Timing measure_one(const std::shared_ptr<DeviceContext>& context, const GemmSize& size, int warmup,
+                           int repeats) {
   const DeviceTensor a = random_matrix(context, size.m, size.k, 17);
   const DeviceTensor b = random_matrix(context, size.k, size.n, 29);
   DeviceTensor c(context, size.m, size.n, DType::kBf16);

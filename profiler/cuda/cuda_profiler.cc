@@ -82,7 +82,7 @@ class PassRunner {
   PassRunner(std::shared_ptr<DeviceContext> context, const ProfileRequest& request)
       : context_(std::move(context)), request_(request), timer_(*context_) {}
 
-  LayerMeasurement measure(DeviceLayer& layer, const models::TrainingShape& shape, const ProfiledLayer& run);
+  models::LayerMeasurement measure(DeviceLayer& layer, const models::TrainingShape& shape, const ProfiledLayer& run);
 
  private:
   std::shared_ptr<DeviceContext> context_;
@@ -90,7 +90,8 @@ class PassRunner {
   StreamTimer timer_;
 };
 
-LayerMeasurement PassRunner::measure(DeviceLayer& layer, const models::TrainingShape& shape, const ProfiledLayer& run) {
+models::LayerMeasurement PassRunner::measure(DeviceLayer& layer, const models::TrainingShape& shape,
+                                             const ProfiledLayer& run) {
   const int total = request_.warmup + request_.repeats;
   const int tokens = shape.micro_batch_size * shape.seq_len;
   const int device = context_->device();
@@ -129,19 +130,20 @@ LayerMeasurement PassRunner::measure(DeviceLayer& layer, const models::TrainingS
 
 }  // namespace
 
-Profile profile_layers_cuda(const ProfileRequest& asked) {
+models::Profile profile_layers_cuda(const ProfileRequest& asked) {
   check_request(asked);
   const ProfileRequest request = shard_request(asked);  // one rank's share of a t-way shard
   auto context = std::make_shared<DeviceContext>(0);
   check_fits(request, *context);
-  Profile profile = new_profile(asked, cuda_device_name(context->device()), "cuda", "bf16", cuda_software_versions());
+  models::Profile profile =
+      new_profile(asked, cuda_device_name(context->device()), "cuda", "bf16", cuda_software_versions());
   const std::vector<ProfiledLayer> runs = profiled_layers(request.model);
   const CudaModelOptions options{request.seed, request.warmup + request.repeats};
   PassRunner runner(context, request);
   // A layer depends on the sequence length only: each is built once per
   // length (drawing weights takes seconds) and measured at every
   // micro-batch size; the profile lists them in the CPU backend's order.
-  std::map<std::tuple<int, int, std::size_t>, LayerMeasurement> measured;
+  std::map<std::tuple<int, int, std::size_t>, models::LayerMeasurement> measured;
   for (int s : request.seq_lens) {
     for (std::size_t r = 0; r < runs.size(); ++r) {
       try {

@@ -13,11 +13,11 @@
 #include <memory>
 #include <vector>
 
-#include "profiler/link_sweep.h"
 #include "common/error.h"
 #include "profiler/backends.h"
 #include "profiler/cuda/cuda_check.h"
 #include "profiler/cuda/device_tensor.h"
+#include "profiler/link_sweep.h"
 
 namespace pipeplan::profiler {
 namespace {
@@ -109,7 +109,7 @@ double GpuPair::transfer_seconds(std::int64_t bytes) {
 
 }  // namespace
 
-LinkProfile measure_links_nccl(std::int64_t max_bytes, int warmup, int repeats) {
+models::LinkProfile measure_links_nccl(std::int64_t max_bytes, int warmup, int repeats) {
   if (max_bytes < 8) throw InputError("--max-bytes must be at least 8 B");
   const int gpus = cuda_device_count();
   if (gpus < 2) {

@@ -1,17 +1,17 @@
-"""The README's Python examples run as written (matplotlib drawing to a file)."""
+"""The Python examples of docs/python.md run as written (matplotlib drawing to a file)."""
 import os
 import re
 import subprocess
 import sys
 
 
-def python_blocks(readme):
-    return re.findall(r"^```python\n(.*?)^```", readme.read_text(encoding="utf-8"), flags=re.S | re.M)
+def python_blocks(page):
+    return re.findall(r"^```python\n(.*?)^```", page.read_text(encoding="utf-8"), flags=re.S | re.M)
 
 
 def test_every_python_example_runs(source, tmp_path):
-    blocks = python_blocks(source / "README.md")
-    assert blocks, "the README has a Python example"
+    blocks = python_blocks(source / "docs" / "python.md")
+    assert blocks, "docs/python.md has a Python example"
     env = dict(os.environ, MPLBACKEND="Agg")
     for number, block in enumerate(blocks):
         script = tmp_path / f"example{number}.py"

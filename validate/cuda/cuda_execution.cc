@@ -60,7 +60,7 @@ void require_cuda_backend() {
 }
 
 RankResult execute_rank_cuda(const models::ModelConfig& model, const models::TrainingShape& shape,
-                             const sim::Schedule& lowered, const planner::StageSplit& split, Transport& transport,
+                             const sim::Schedule& lowered, const step::StageSplit& split, Transport& transport,
                              const ExecutionSettings& settings) {
   detail::check_settings(settings);
   const int device = rank_device(transport);

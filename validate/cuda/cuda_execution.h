@@ -8,8 +8,8 @@
 
 #include "models/model_config.h"
 #include "models/training_shape.h"
-#include "planner/stage_split.h"
 #include "sim/schedule.h"
+#include "step/stage_split.h"
 #include "validate/rank_execution.h"
 #include "validate/transport.h"
 
@@ -21,7 +21,7 @@ void require_cuda_backend();
 // As execute_rank, on this rank's GPU. Refuses, with InputError, ranks
 // that share a GPU and schedules whose links NCCL cannot pair in order.
 RankResult execute_rank_cuda(const models::ModelConfig& model, const models::TrainingShape& shape,
-                             const sim::Schedule& lowered, const planner::StageSplit& split, Transport& transport,
+                             const sim::Schedule& lowered, const step::StageSplit& split, Transport& transport,
                              const ExecutionSettings& settings);
 
 }  // namespace pipeplan::validate

@@ -17,11 +17,11 @@ namespace {
 void require_cuda_backend() { missing(); }
 
 RankResult execute_rank_cuda(const models::ModelConfig&, const models::TrainingShape&, const sim::Schedule&,
-                             const planner::StageSplit&, Transport&, const ExecutionSettings&) {
+                             const step::StageSplit&, Transport&, const ExecutionSettings&) {
   missing();
 }
 
-std::optional<profiler::Profile> measure_cuda_profile(const ValidationPlan&, Transport&, double, const ProgressFn&) {
+std::optional<models::Profile> measure_cuda_profile(const ValidationPlan&, Transport&, double, const ProgressFn&) {
   missing();
 }
 

@@ -10,9 +10,9 @@ namespace pipeplan::validate {
 // once would time its GPU's pass against contention the run does not have.
 // The link sweep runs before the barrier releases the others, which would
 // otherwise start using the two GPUs it measures.
-std::optional<profiler::Profile> measure_cuda_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
-                                                      const ProgressFn& progress) {
-  std::optional<profiler::Profile> profile;
+std::optional<models::Profile> measure_cuda_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
+                                                    const ProgressFn& progress) {
+  std::optional<models::Profile> profile;
   if (transport.rank() == 0) {
     profile = profiler::profile_layers_cuda(plan_profile_request(plan, progress));
     if (transport.ranks() > 1 && profiler::cuda_device_count() >= 2) {

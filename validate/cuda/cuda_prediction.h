@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "common/progress.h"
-#include "profiler/profile_file.h"
+#include "models/profile_file.h"
 #include "validate/transport.h"
 #include "validate/validation_plan.h"
 
@@ -16,7 +16,7 @@ namespace pipeplan::validate {
 // process sees two GPUs, the NCCL link between them (measure_links_nccl);
 // the other ranks wait up to `wait_s` at a barrier. Rank 0 gets the
 // profile, the others nothing. Without CUDA it throws InputError.
-std::optional<profiler::Profile> measure_cuda_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
-                                                      const ProgressFn& progress = {});
+std::optional<models::Profile> measure_cuda_profile(const ValidationPlan& plan, Transport& transport, double wait_s,
+                                                    const ProgressFn& progress = {});
 
 }  // namespace pipeplan::validate
