@@ -14,6 +14,7 @@
 #include "models/placement.h"
 #include "models/time_model.h"
 #include "planner/plan.h"
+#include "planner/report/plan_replay.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
 
@@ -121,9 +122,10 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
                options.shape.allow_long_context,
                {},
                {}};
+  // The plan's own setup, then each option given in place of its value.
+  run.setup = planner::plan_setup(plan.plan, plan.seq_len);
   step::PipelineSetup& setup = run.setup;
   models::TrainingShape& shape = setup.shape;
-  shape = planner::candidate_shape(plan.plan, plan.seq_len);
   const int pipeline_ranks = has("stages") ? source.ranks : plan.plan.pp;
   shape.pipelined = pipeline_ranks > 1;
   const ShapeOptions& given_shape = options.shape;
@@ -158,7 +160,6 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
   }
   // A plan recomputing per stage keeps its settings unless an option
   // gives one for every stage.
-  setup.stage_recompute = plan.plan.stage_recompute;
   if (has("recompute") || has("recompute-modules")) {
     setup.stage_recompute.clear();
     std::optional<std::string> uniform = has("recompute") ? given_shape.recompute : std::nullopt;
@@ -194,20 +195,22 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
     throw InputError(fmt::format("{} (the plan file's framework flags count too; the --no- forms turn them off)",
                                  error.what()));
   }
-  setup.pp = has("stages") ? source.ranks : plan.plan.pp;
-  setup.microbatches = has("microbatches") ? source.microbatches : plan.plan.microbatches;
-  setup.schedule = has("schedule") ? source.name : plan.plan.schedule;
+  setup.pp = pipeline_ranks;
+  if (has("microbatches")) setup.microbatches = source.microbatches;
+  if (has("schedule")) setup.schedule = source.name;
   // A looped schedule in place of a looped one keeps the plan's chunks.
   const bool keeps_chunks = !has("virtual") && plan.plan.virtual_stages > 1 &&
                             sim::runs_any_virtual_stages(sim::find_schedule_family(setup.schedule));
-  setup.virtual_stages = (has("virtual") || has("schedule")) && !keeps_chunks
-                             ? virtual_stages_of(setup.schedule, source.virtual_stages)
-                             : plan.plan.virtual_stages;
+  if ((has("virtual") || has("schedule")) && !keeps_chunks) {
+    setup.virtual_stages = virtual_stages_of(setup.schedule, source.virtual_stages);
+  }
   setup.microbatch_group_size = source.microbatch_group_size;
   // The plan's cap holds for its own GPU; another GPU's default is its own.
   setup.memory_cap_bytes = outputs.memory_cap ? memory_cap_bytes(outputs) : has("hardware") ? 0 : plan.memory_cap_bytes;
   if (outputs.memory_cap) check_memory_cap(setup.memory_cap_bytes, *outputs.memory_cap, run.hardware);
   setup.explain = options.explain;
+  // The plan's limit is the one its order was searched within; another
+  // schedule drops it, and a given one replaces it.
   if (source.activation_limit) {
     if (!sim::is_searched(sim::find_schedule_family(setup.schedule))) {
       throw InputError(fmt::format("--activation-limit bounds a searched schedule's activations, and the plan runs {}: "
@@ -215,9 +218,10 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
                                    setup.schedule));
     }
     setup.activation_limit = sim::parse_activation_limit(*source.activation_limit, "--activation-limit");
-  } else if (!has("schedule")) {
-    setup.activation_limit = plan.plan.activation_limit;  // the limit its order was searched within
-    setup.activation_limit_source = "the plan's activation_limit";
+    setup.activation_limit_source = "--activation-limit";
+  } else if (has("schedule")) {
+    setup.activation_limit.reset();
+    setup.activation_limit_source = "--activation-limit";
   }
   check_stage_recompute_count(setup, has("recompute") ? "--recompute" : "the plan's per-stage recompute");
   if (!run.layers && !run.layout) {
@@ -240,7 +244,7 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
   const bool recomputes = shape.recompute != models::Recompute::kNone ||
                           std::any_of(setup.stage_recompute.begin(), setup.stage_recompute.end(),
                                       [](models::Recompute stage) { return stage != models::Recompute::kNone; });
-  setup.recompute_in_bubbles = plan.plan.recompute_in_bubbles && recomputes;
+  setup.recompute_in_bubbles = setup.recompute_in_bubbles && recomputes;
   if (has("recompute-in-bubbles") && outputs.recompute_in_bubbles != setup.recompute_in_bubbles) {
     run.overrides.push_back(outputs.recompute_in_bubbles ? "--recompute-in-bubbles" : "--recompute-in-bubbles=false");
     setup.recompute_in_bubbles = outputs.recompute_in_bubbles;

@@ -1,7 +1,6 @@
 #include "commands/plan_command.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <memory>
 #include <optional>
@@ -16,14 +15,10 @@
 #include "models/cluster.h"
 #include "models/placement.h"
 #include "models/profile_file.h"
-#include "planner/frameworks/megatron_bridge_overrides.h"
-#include "planner/frameworks/torchtitan_config.h"
+#include "planner/api/make_plan.h"
 #include "planner/mixed/mixed_report.h"
-#include "planner/mixed/mixed_search.h"
 #include "planner/plan_file.h"
-#include "planner/report/plan_replay.h"
 #include "planner/report/plan_report.h"
-#include "planner/search/plan_search.h"
 #include "planner/search/search_space.h"
 #include "sim/generators/registry.h"
 
@@ -199,150 +194,28 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
   return request;
 }
 
-// What could bring the closest candidate under the cap.
-std::string infeasible_advice(const planner::PlanCandidate* closest, const PlanOptions& options) {
-  std::vector<std::string> advice{"more GPUs"};
-  if (closest == nullptr || closest->recompute != models::Recompute::kFull) {
-    const std::string given = options.recompute_modules ? "--recompute-modules " + *options.recompute_modules
-                              : options.recompute       ? "--recompute " + *options.recompute
-                                                        : "";
-    advice.push_back(given.empty() ? "--recompute full" : "--recompute full instead of " + given);
-  }
-  if (closest == nullptr || closest->micro_batch_size > 1) advice.push_back("a smaller --micro-batch-size");
-  if (options.tp || options.pp) advice.push_back("leaving --tp and --pp to the search");
-  // Context parallelism divides every activation by c; ZeRO shards the state.
-  if (options.cp) advice.push_back(fmt::format("a --cp above {} (or leaving it to the search)", *options.cp));
-  if (options.zero && *options.zero < 3) advice.push_back("leaving --zero to the search");
-  advice.push_back("a shorter --seq");
-  advice.push_back(options.memory_cap ? "a larger --memory-cap" : "a GPU with more memory");
-  std::string text;
-  for (std::size_t i = 0; i < advice.size(); ++i) text += (i == 0 ? "" : i + 1 == advice.size() ? " or " : ", ") + advice[i];
-  return text;
-}
-
-// No plan under the cap: say how close the search came and what would help.
-[[noreturn]] void report_infeasible(const planner::PlanSearchResult& search, const PlanOptions& options) {
-  if (!search.lowest_peak && search.rejected.count("out of memory") == 0) {
-    std::string reasons;
-    for (const auto& [reason, count] : search.rejected) reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", reason, count);
-    // The choices the user fixed, which are what can be relaxed.
-    std::vector<std::string> fixed;
-    for (const auto& [name, given] :
-         {std::pair{"--tp", options.tp.has_value()}, std::pair{"--cp", options.cp.has_value()},
-          std::pair{"--pp", options.pp.has_value()}, std::pair{"--dp", options.dp.has_value()},
-          std::pair{"--zero", options.zero.has_value()}, std::pair{"--schedule", options.schedule.has_value()},
-          std::pair{"--virtual", options.virtual_stages.has_value()},
-          std::pair{"--micro-batch-size", options.micro_batch_size.has_value()},
-          std::pair{"--recompute", options.recompute.has_value()},
-          std::pair{"--recompute-modules", options.recompute_modules.has_value()},
-          std::pair{"--layers", options.layers.has_value()}, std::pair{"--layout", options.layout.has_value()}}) {
-      if (given) fixed.push_back(name);
-    }
-    throw InputError(fmt::format("no candidate can run the fixed choices (rejected: {}); relax {}", reasons,
-                                 fixed.empty() ? std::string("the request") : fmt::format("{}", fmt::join(fixed, ", "))));
-  }
-  std::string closest = "no candidate could be costed";
-  const planner::PlanCandidate* lowest = search.lowest_peak ? &*search.lowest_peak : nullptr;
-  if (lowest != nullptr) {
-    const planner::PlanCandidate& c = *lowest;
-    closest = fmt::format("the smallest peak found is {} (t={} c={} p={} d={}, micro-batch {}, {}, recompute {})",
-                          format_bytes(c.max_peak_bytes), c.tp, c.cp, c.pp, c.dp, c.micro_batch_size,
-                          planner::candidate_schedule_label(c),
-                          models::recompute_label(c.recompute, c.recompute_modules));
-  }
-  throw InputError(fmt::format("no plan fits the memory cap of {}: {}; try {}",
-                               format_bytes(search.memory_cap_bytes), closest,
-                               infeasible_advice(lowest, options)));
-}
-
-// The full report of a homogeneous search's best plan: replayed, beside
-// Megatron's even split, placed on the hardware's nodes; written to --out
-// (naming the hardware as `hardware` spells it).
-planner::PlanReport plan_report(const PlanOptions& options, const planner::PlanRequest& request,
-                                planner::PlanSearchResult search, const std::string& hardware) {
-  planner::PlanReport report;
-  report.model = request.model.name;
-  report.model_config = request.model;
-  report.hardware = request.hardware.name;
-  report.gpus = request.gpus;
-  report.global_batch = request.global_batch;
-  report.seq_len = request.seq_len;
-  report.search = std::move(search);
-  report.best_plan = report.search.ranked.front();
-  planner::PlanFile file{options.model,     hardware, request.global_batch, request.seq_len, report.best_plan,
-                         "",                request.profile_file, static_cast<std::int64_t>(request.memory_cap_bytes)};
-  report.best = planner::replay_plan(file, request.model, request.hardware, {},
-                                     request.profile ? &*request.profile : nullptr,
-                                     static_cast<std::int64_t>(request.memory_cap_bytes));
-  planner::fill_even_split(report, request);
-  const planner::PlanCandidate& best = report.best_plan;
-  report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
-  // The search kept tensor parallelism in its NVLink domain unless allowed out.
-  report.placement =
-      models::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
-                        models::megatron_rank_order(best.pipeline_first), true);
-  OutputFiles files;
-  if (options.out) {
-    planner::take_figures(report.best, file.plan);
-    files.add(*options.out, planner::write_plan_yaml(file), "--out");
-  }
-  report.torchtitan = planner::torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
-  report.megatron_bridge =
-      planner::megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
+// The best plan's files: --out and each framework's config, all or none.
+void write_plan_files(const PlanOptions& options, const planner::PlanReport& report, OutputFiles& files) {
+  if (options.out) files.add(*options.out, planner::write_plan_yaml(report.file), "--out");
   add_framework_files(options.framework_files, report.torchtitan, report.megatron_bridge, files);
-  files.write_all();
-  return report;
 }
 
 // A cluster of several GPU kinds: each kind alone and pipelines over kinds.
 CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterConfig& cluster) {
-  const std::vector<planner::KindPool> pools = planner::kind_pools(cluster);
-  const auto least_memory = std::min_element(pools.begin(), pools.end(), [](const auto& a, const auto& b) {
-    return a.hardware.gpu.memory_bytes < b.hardware.gpu.memory_bytes;
-  });
-  const planner::PlanRequest request = make_request(options, least_memory->hardware);
-  planner::MixedReport report;
-  report.model = request.model.name;
-  report.cluster = cluster.name;
-  report.gpus = request.gpus;
-  report.global_batch = request.global_batch;
-  report.seq_len = request.seq_len;
-  report.search = planner::search_mixed_plans(request, cluster, std::max<std::size_t>(1, options.top));
-  if (!report.search.found()) {
-    std::string reasons;
-    for (const planner::KindSearch& alone : report.search.alone) {
-      const planner::KindPool& pool = report.search.pools[alone.pool];
-      reasons += fmt::format("; {} alone ({} GPUs): {}", pool.kind, pool.gpus(), alone.refused);
-    }
-    throw InputError(fmt::format("no plan fits on {}: no pipeline over its kinds fits{}", cluster.name, reasons));
-  }
-  if (report.search.best_alone) {
-    const planner::KindSearch& alone = report.search.alone[*report.search.best_alone];
-    planner::PlanRequest kind_request = request;
-    kind_request.hardware = report.search.pools[alone.pool].hardware;
-    kind_request.gpus = report.search.pools[alone.pool].gpus();
-    report.alone_best =
-        plan_report(options, kind_request, *alone.result, options.hardware + ":" + report.search.pools[alone.pool].kind);
+  const planner::PlanRequest request = make_request(options, planner::kind_with_least_memory(cluster));
+  const planner::MixedReport report =
+      planner::make_mixed_plan(request, cluster, {options.model, options.hardware}, options.top);
+  OutputFiles files;
+  if (report.alone_best) {
+    write_plan_files(options, *report.alone_best, files);
   } else {
     refuse_framework_files(options.framework_files,
                            fmt::format("the best plan pipelines over GPU kinds, which neither framework's config "
                                        "describes; plan on one kind (--hardware {}:KIND)",
                                        options.hardware));
-    const planner::MixedPlan& best = report.search.ranked.front();
-    step::PipelineSetup setup = planner::mixed_setup(best.plan, request.seq_len);
-    setup.split = best.plan.split;
-    setup.memory_cap_bytes = static_cast<std::int64_t>(request.memory_cap_bytes);
-    report.mixed_best = planner::simulate_mixed(request.model, report.search.pools, cluster.tiers, best.pipeline, setup);
-    if (options.out) {
-      planner::PlanFile file{options.model, options.hardware, request.global_batch, request.seq_len, best.plan,
-                             "",            "",               setup.memory_cap_bytes};
-      for (const planner::KindSegment& segment : best.pipeline.segments) {
-        file.segments.push_back({report.search.pools[segment.pool].kind, segment.stages, segment.tp});
-      }
-      planner::take_figures(*report.mixed_best, file.plan);
-      write_text_file(*options.out, planner::write_plan_yaml(file), "--out");
-    }
+    if (options.out) files.add(*options.out, planner::write_plan_yaml(report.file), "--out");
   }
+  files.write_all();
   return {planner::mixed_report_json(report), planner::mixed_report_text(report)};
 }
 
@@ -353,9 +226,10 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
     if (!cluster.homogeneous()) return run_mixed_plan(options, cluster);
   }
   const planner::PlanRequest request = make_request(options, models::load_platform(options.hardware));
-  planner::PlanSearchResult search = planner::search_plans(request, std::max<std::size_t>(1, options.top));
-  if (search.ranked.empty()) report_infeasible(search, options);
-  const planner::PlanReport report = plan_report(options, request, std::move(search), options.hardware);
+  const planner::PlanReport report = planner::make_plan(request, {options.model, options.hardware}, options.top);
+  OutputFiles files;
+  write_plan_files(options, report, files);
+  files.write_all();
   return {planner::plan_report_json(report), planner::plan_report_text(report)};
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "planner/mixed/mixed_search.h"
+#include "planner/plan_file.h"
 #include "planner/report/plan_report.h"
 #include "step/model_simulation.h"
 
@@ -22,6 +23,9 @@ struct MixedReport {
   int seq_len = 0;
   MixedSearchResult search;
   std::optional<PlanReport> alone_best;       // the best is one kind alone: its full report
+  // The best plan as `plan --out` writes it (the kind alone's, naming the
+  // kind after the cluster: "cluster.yaml:h100-sxm").
+  PlanFile file;
   std::optional<step::ModelSimulation> mixed_best;  // the best runs over kinds: its replay
 };
 

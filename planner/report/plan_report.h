@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/placement.h"
+#include "planner/plan_file.h"
 #include "planner/frameworks/framework_config.h"
 #include "planner/plan.h"
 #include "step/model_simulation.h"
@@ -22,6 +23,7 @@ struct PlanReport {
   PlanSearchResult search;
   step::ModelSimulation best;  // the best plan, replayed by the full engine
   PlanCandidate best_plan;
+  PlanFile file;  // the best plan as `plan --out` writes it, with the replay's figures
   std::optional<step::ModelSimulation> even;  // the same settings with Megatron's even split
   std::string even_reason;                   // why not, when absent or over the cap
   // Where the best plan's ranks land, in Megatron's default rank order.

@@ -45,7 +45,7 @@ nvidia-smi --query-gpu=index,name,memory.total,driver_version,clocks.max.sm --fo
 nvidia-smi | grep -o "CUDA Version: [0-9.]*" | tee -a "$out/gpus.csv"
 gpus="$(nvidia-smi --list-gpus | wc -l)"
 
-if [ -x "$build/cli/pipeplan-measure" ] && [ -x "$build/tests/pipeplan_cuda_tests" ] && [ -n "${PIPEPLAN_BUILD_DIR:-}" ]; then
+if [ -x "$build/cli/pipeplan-measure" ] && [ -x "$build/tests/profiler/pipeplan_profiler_cuda_tests" ] && [ -x "$build/tests/validate/pipeplan_validate_cuda_tests" ] && [ -n "${PIPEPLAN_BUILD_DIR:-}" ]; then
   step "programs already built in $build"
 else
   step "configure and build (CUDA architectures: $arch, $jobs jobs)"
@@ -54,7 +54,8 @@ else
     tail -40 "$out/configure.txt"
     exit 1
   fi
-  if ! run build 420 cmake --build "$build" --target pipeplan pipeplan-measure pipeplan_cuda_tests -j "$jobs" \
+  if ! run build 420 cmake --build "$build" --target pipeplan pipeplan-measure pipeplan_profiler_cuda_tests \
+      pipeplan_validate_cuda_tests -j "$jobs" \
       >/dev/null; then
     grep -E "error|Error" -A4 "$out/build.txt" | head -60
     exit 1
@@ -63,7 +64,9 @@ fi
 pipeplan="$build/cli/pipeplan"
 
 step "CUDA tests"
-run cuda-tests 180 "$build/tests/pipeplan_cuda_tests" "--gtest_output=xml:$out/cuda-tests.xml"
+run cuda-tests 120 "$build/tests/profiler/pipeplan_profiler_cuda_tests" "--gtest_output=xml:$out/cuda-tests.xml"
+run cuda-validate-tests 120 "$build/tests/validate/pipeplan_validate_cuda_tests" \
+  "--gtest_output=xml:$out/cuda-validate-tests.xml"
 
 step "bf16 GEMM sweep beside $hardware's time model"
 run gemm 120 "$pipeplan" profile gemm --backend cuda --hardware "$hardware" --out "$out/gemm-h200.yaml"
