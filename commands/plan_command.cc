@@ -194,10 +194,20 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
   return request;
 }
 
-// The best plan's files: --out and each framework's config, all or none.
-void write_plan_files(const PlanOptions& options, const planner::PlanReport& report, OutputFiles& files) {
-  if (options.out) files.add(*options.out, planner::write_plan_yaml(report.file), "--out");
-  add_framework_files(options.framework_files, report.torchtitan, report.megatron_bridge, files);
+// The best plan's files, all or none: --out, and each framework's config
+// when the best plan runs on one kind (`one_kind`; none: refused).
+void write_plan_files(const PlanOptions& options, const planner::PlanFile& file, const planner::PlanReport* one_kind) {
+  OutputFiles files;
+  if (options.out) files.add(*options.out, planner::write_plan_yaml(file), "--out");
+  if (one_kind != nullptr) {
+    add_framework_files(options.framework_files, one_kind->torchtitan, one_kind->megatron_bridge, files);
+  } else {
+    refuse_framework_files(options.framework_files,
+                           fmt::format("the best plan pipelines over GPU kinds, which neither framework's config "
+                                       "describes; plan on one kind (--hardware {}:KIND)",
+                                       options.hardware));
+  }
+  files.write_all();
 }
 
 // A cluster of several GPU kinds: each kind alone and pipelines over kinds.
@@ -205,17 +215,7 @@ CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterCo
   const planner::PlanRequest request = make_request(options, planner::kind_with_least_memory(cluster));
   const planner::MixedReport report =
       planner::make_mixed_plan(request, cluster, {options.model, options.hardware}, options.top);
-  OutputFiles files;
-  if (report.alone_best) {
-    write_plan_files(options, *report.alone_best, files);
-  } else {
-    refuse_framework_files(options.framework_files,
-                           fmt::format("the best plan pipelines over GPU kinds, which neither framework's config "
-                                       "describes; plan on one kind (--hardware {}:KIND)",
-                                       options.hardware));
-    if (options.out) files.add(*options.out, planner::write_plan_yaml(report.file), "--out");
-  }
-  files.write_all();
+  write_plan_files(options, report.file, report.alone_best ? &*report.alone_best : nullptr);
   return {planner::mixed_report_json(report), planner::mixed_report_text(report)};
 }
 
@@ -227,9 +227,7 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
   }
   const planner::PlanRequest request = make_request(options, models::load_platform(options.hardware));
   const planner::PlanReport report = planner::make_plan(request, {options.model, options.hardware}, options.top);
-  OutputFiles files;
-  write_plan_files(options, report, files);
-  files.write_all();
+  write_plan_files(options, report.file, &report);
   return {planner::plan_report_json(report), planner::plan_report_text(report)};
 }
 

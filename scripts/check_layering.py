@@ -5,8 +5,8 @@ A file may include a header of its own target, or of a target its target
 depends on (directly or through others). Headers belong to the target that
 compiles the .cc of the same name, else to the targets that compile sources
 in the header's folder. The targets, their sources and their dependencies
-come from CMake's file API (codemodel-v2) in a configured build folder; the
-top CMakeLists.txt asks for it.
+come from CMake's file API (codemodel-v2) in a configured build folder;
+scripts/build.sh asks for it before configuring.
 
 It also fails on an include loop between folders (planner/search/ including
 from planner/mixed/ and back), and with --stats FOLDER prints that folder's
@@ -28,7 +28,7 @@ SOURCE_EXTENSIONS = ('.cc', '.cpp', '.cu', '.h', '.cuh', '.hpp')
 def read_codemodel(build_dir):
     reply = os.path.join(build_dir, '.cmake', 'api', 'v1', 'reply')
     if not os.path.isdir(reply):
-        raise SystemExit(f'check_layering: no CMake file-API reply in {reply}: configure the build first')
+        raise SystemExit(f'check_layering: no CMake file-API reply in {reply}: write an empty file .cmake/api/v1/query/codemodel-v2 in the build folder and configure again')
     index = sorted(f for f in os.listdir(reply) if f.startswith('index-'))[-1]
     with open(os.path.join(reply, index)) as f:
         index_json = json.load(f)

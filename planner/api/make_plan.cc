@@ -44,6 +44,35 @@ std::string infeasible_advice(const PlanCandidate* closest, const PlanRequest& r
   return text;
 }
 
+// The full report of a search already run (ranked best first, not empty).
+PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, const PlanSources& sources) {
+  PlanReport report;
+  report.model = request.model.name;
+  report.model_config = request.model;
+  report.hardware = request.hardware.name;
+  report.gpus = request.gpus;
+  report.global_batch = request.global_batch;
+  report.seq_len = request.seq_len;
+  report.search = std::move(search);
+  report.best_plan = report.search.ranked.front();
+  const auto cap = static_cast<std::int64_t>(request.memory_cap_bytes);
+  report.file = {sources.model, sources.hardware, request.global_batch, request.seq_len, report.best_plan,
+                 "",            request.profile_file, cap};
+  report.best = replay_plan(report.file, request.model, request.hardware, {},
+                            request.profile ? &*request.profile : nullptr, cap);
+  take_figures(report.best, report.file.plan);
+  fill_even_split(report, request);
+  const PlanCandidate& best = report.best_plan;
+  report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
+  // The search kept tensor parallelism in its NVLink domain unless allowed out.
+  report.placement =
+      models::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
+                        models::megatron_rank_order(best.pipeline_first), true);
+  report.torchtitan = torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
+  report.megatron_bridge = megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
+  return report;
+}
+
 }  // namespace
 
 std::string no_plan_fits(const PlanSearchResult& search, const PlanRequest& request) {
@@ -78,34 +107,6 @@ std::string no_plan_fits(const PlanSearchResult& search, const PlanRequest& requ
   }
   return fmt::format("no plan fits the memory cap of {}: {}; try {}", format_bytes(search.memory_cap_bytes), closest,
                      infeasible_advice(lowest, request));
-}
-
-PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, const PlanSources& sources) {
-  PlanReport report;
-  report.model = request.model.name;
-  report.model_config = request.model;
-  report.hardware = request.hardware.name;
-  report.gpus = request.gpus;
-  report.global_batch = request.global_batch;
-  report.seq_len = request.seq_len;
-  report.search = std::move(search);
-  report.best_plan = report.search.ranked.front();
-  const auto cap = static_cast<std::int64_t>(request.memory_cap_bytes);
-  report.file = {sources.model, sources.hardware, request.global_batch, request.seq_len, report.best_plan,
-                 "",            request.profile_file, cap};
-  report.best = replay_plan(report.file, request.model, request.hardware, {},
-                            request.profile ? &*request.profile : nullptr, cap);
-  take_figures(report.best, report.file.plan);
-  fill_even_split(report, request);
-  const PlanCandidate& best = report.best_plan;
-  report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
-  // The search kept tensor parallelism in its NVLink domain unless allowed out.
-  report.placement =
-      models::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
-                        models::megatron_rank_order(best.pipeline_first), true);
-  report.torchtitan = torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
-  report.megatron_bridge = megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
-  return report;
 }
 
 PlanReport make_plan(const PlanRequest& request, const PlanSources& sources, std::size_t top_k) {

@@ -28,9 +28,6 @@ struct PlanSources {
 // InputError when no plan fits (no_plan_fits says why).
 PlanReport make_plan(const PlanRequest& request, const PlanSources& sources, std::size_t top_k);
 
-// The full report of a search already run (ranked best first, not empty).
-PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, const PlanSources& sources);
-
 // A cluster of several GPU kinds: each kind alone and pipelines over kinds.
 // `request.hardware` is the kind a memory cap must not exceed
 // (kind_with_least_memory). Throws InputError when nothing fits.
