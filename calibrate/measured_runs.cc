@@ -57,47 +57,47 @@ class RunReader {
     run.model = text("model");
     run.hardware = text("hardware");
     run.gpus = *count("gpus", true);
-    run.tp = count("tp", false).value_or(1);
-    run.cp = count("cp", false).value_or(1);
-    run.pp = count("pp", false).value_or(1);
-    run.vp = count("vp", false).value_or(1);
-    run.micro_batch_size = count("micro_batch_size", false).value_or(1);
+    run.job.tp = count("tp", false).value_or(1);
+    run.job.cp = count("cp", false).value_or(1);
+    run.job.pp = count("pp", false).value_or(1);
+    run.job.virtual_stages = count("vp", false).value_or(1);
+    run.job.micro_batch_size = count("micro_batch_size", false).value_or(1);
     run.global_batch = *count("global_batch", true);
     run.seq = *count("seq", true);
-    run.schedule = node_["schedule"] ? std::string(sim::find_schedule_family(text("schedule")).name)
-                                     : (run.vp > 1 ? "Interleaved1F1B" : "1F1B");
+    run.job.schedule = node_["schedule"] ? std::string(sim::find_schedule_family(text("schedule")).name)
+                                     : (run.job.virtual_stages > 1 ? "Interleaved1F1B" : "1F1B");
     if (node_["recompute"]) {
-      run.recompute = parse_at(
+      run.job.recompute = parse_at(
           node_["recompute"], file_, "recompute",
           [](const std::string& value, const std::string&) { return models::parse_recompute(value, "'recompute'"); });
     }
     if (node_["recompute_modules"]) {
-      if (run.recompute != models::Recompute::kSelective) fail("recompute_modules", "needs 'recompute: selective'");
-      run.recompute_modules = parse_at(node_["recompute_modules"], file_, "recompute_modules",
+      if (run.job.recompute != models::Recompute::kSelective) fail("recompute_modules", "needs 'recompute: selective'");
+      run.job.recompute_modules = parse_at(node_["recompute_modules"], file_, "recompute_modules",
                                        [](const std::string& value, const std::string&) {
                                          return models::parse_recompute_modules(value, "'recompute_modules'");
                                        });
     }
-    run.sequence_parallel = flag("sequence_parallel");
-    run.distributed_optimizer = flag("distributed_optimizer");
-    run.overlap_grad_reduce = flag("overlap_grad_reduce");
-    run.overlap_param_gather = flag("overlap_param_gather");
-    run.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
-    run.tp_comm_overlap = flag("tp_comm_overlap");
+    run.job.sequence_parallel = flag("sequence_parallel");
+    run.job.zero = flag("distributed_optimizer") ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
+    run.job.runtime.overlap_grad_reduce = flag("overlap_grad_reduce");
+    run.job.runtime.overlap_param_gather = flag("overlap_param_gather");
+    run.job.runtime.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
+    run.job.runtime.tp_comm_overlap = flag("tp_comm_overlap");
     if (node_["precision"]) {
       const std::string precision = text("precision");
       if (precision != "bf16" && precision != "fp8") fail("precision", "must be bf16 or fp8");
-      run.fp8 = precision == "fp8";
+      run.job.runtime.fp8 = precision == "fp8";
     }
-    run.ep = count("ep", false).value_or(1);
-    run.etp = count("etp", false).value_or(0);
+    run.job.ep = count("ep", false).value_or(1);
+    run.job.etp = count("etp", false).value_or(0);
     if (node_["moe_dispatcher"]) {
-      run.moe_dispatcher =
+      run.job.routing.dispatcher =
           parse_at(node_["moe_dispatcher"], file_, "moe_dispatcher", [](const std::string& value, const std::string&) {
             return models::parse_moe_dispatcher(value, "'moe_dispatcher'");
           });
     }
-    run.moe_a2a_overlap = flag("moe_a2a_overlap");
+    run.job.runtime.moe_a2a_overlap = flag("moe_a2a_overlap");
     if (node_["layout"]) run.layout = text("layout");
     if (!node_["step_time"]) fail("step_time", "is missing; every run gives its measured step time, e.g. '8.309s'");
     run.step_time_s = parse_at(node_["step_time"], file_, "step_time", [](const std::string& value, const std::string& field) {
@@ -144,36 +144,40 @@ class RunReader {
     fail(field, "must be true or false");
   }
 
-  void check_layout(const MeasuredRun& run) const {
-    const long long model_parallel = static_cast<long long>(run.tp) * run.cp * run.pp;
+  // Checks the layout against the GPUs and the batch, and completes it
+  // with d and the micro-batches per replica.
+  void check_layout(MeasuredRun& run) const {
+    const long long model_parallel = static_cast<long long>(run.job.tp) * run.job.cp * run.job.pp;
     if (run.gpus % model_parallel != 0) {
       fail("gpus", fmt::format("{} GPUs do not divide into tp x cp x pp = {} groups", run.gpus, model_parallel));
     }
     const long long dp = run.gpus / model_parallel;
-    if (run.cp > 1 && run.seq % (2 * run.cp) != 0) {
-      fail("cp", fmt::format("the sequence ({}) must divide into 2 x cp = {} chunks", run.seq, 2 * run.cp));
+    if (run.job.cp > 1 && run.seq % (2 * run.job.cp) != 0) {
+      fail("cp", fmt::format("the sequence ({}) must divide into 2 x cp = {} chunks", run.seq, 2 * run.job.cp));
     }
-    if (run.global_batch % (dp * run.micro_batch_size) != 0) {
+    if (run.global_batch % (dp * run.job.micro_batch_size) != 0) {
       fail("global_batch", fmt::format("{} sequences do not divide into {} data-parallel replicas of micro-batches of {}",
-                                       run.global_batch, dp, run.micro_batch_size));
+                                       run.global_batch, dp, run.job.micro_batch_size));
     }
-    const long long replicas = dp * run.cp;  // ranks holding the same weights
-    if (run.distributed_optimizer && replicas == 1) {
+    const long long replicas = dp * run.job.cp;  // ranks holding the same weights
+    if (run.job.zero == models::ZeroStage::kOptimizer && replicas == 1) {
       fail("distributed_optimizer", "shards over the data- and context-parallel ranks, and this run has one; drop it");
     }
-    if (run.sequence_parallel && run.tp == 1) fail("sequence_parallel", "needs tp > 1; drop it");
-    if (run.overlap_grad_reduce && replicas == 1) {
+    if (run.job.sequence_parallel && run.job.tp == 1) fail("sequence_parallel", "needs tp > 1; drop it");
+    if (run.job.runtime.overlap_grad_reduce && replicas == 1) {
       fail("overlap_grad_reduce", "needs more than one data- or context-parallel rank; drop it");
     }
-    if (run.tp_comm_overlap && !run.sequence_parallel) {
+    if (run.job.runtime.tp_comm_overlap && !run.job.sequence_parallel) {
       fail("tp_comm_overlap", "overlaps sequence parallelism's collectives; set sequence_parallel too");
     }
-    if (run.overlap_param_gather && !run.overlap_grad_reduce) {
+    if (run.job.runtime.overlap_param_gather && !run.job.runtime.overlap_grad_reduce) {
       fail("overlap_param_gather", "needs overlap_grad_reduce too (as Megatron-LM asserts)");
     }
-    if (run.overlap_param_gather && !run.distributed_optimizer) {
+    if (run.job.runtime.overlap_param_gather && run.job.zero != models::ZeroStage::kOptimizer) {
       fail("overlap_param_gather", "overlaps the distributed optimizer's gather; set distributed_optimizer too");
     }
+    run.job.dp = static_cast<int>(dp);
+    run.job.microbatches = static_cast<int>(run.global_batch / (dp * run.job.micro_batch_size));
   }
 
   const YAML::Node& node_;
@@ -202,40 +206,18 @@ std::vector<MeasuredRun> read_runs_file(const std::string& path) {
 }
 
 step::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig& model) {
-  step::PipelineSetup setup;
-  models::TrainingShape& shape = setup.shape;
-  shape.micro_batch_size = run.micro_batch_size;
-  shape.seq_len = run.seq;
-  shape.tp = run.tp;
-  shape.cp = run.cp;
-  shape.dp = run.gpus / (run.tp * run.cp * run.pp);
-  shape.sequence_parallel = run.sequence_parallel;
-  shape.recompute = run.recompute;
-  shape.recompute_modules = run.recompute_modules;
-  shape.zero = run.distributed_optimizer ? models::ZeroStage::kOptimizer : models::ZeroStage::kNone;
-  shape.pipelined = run.pp > 1;
-  shape.overlap_grad_reduce = run.overlap_grad_reduce;
-  shape.overlap_param_gather = run.overlap_param_gather;
-  shape.grad_reduce_in_bf16 = run.grad_reduce_in_bf16;
-  shape.tp_comm_overlap = run.tp_comm_overlap;
-  shape.fp8 = run.fp8;
-  shape.ep = run.ep;
-  shape.etp = run.etp;
-  shape.moe_dispatcher = run.moe_dispatcher;
-  shape.moe_a2a_overlap = run.moe_a2a_overlap;
   // A measured run ran at its length: beyond a RoPE model's context it was
   // scaled; beyond learned positions it cannot have run.
   if (run.seq > model.context && model.position == models::PositionEmbedding::kLearned) {
     throw InputError(fmt::format("'seq' {} exceeds {}'s {} learned positions: no longer sequence can run", run.seq,
                                  model.name, model.context));
   }
-  setup.pp = run.pp;
-  setup.virtual_stages = run.vp;
-  setup.schedule = run.schedule;
-  setup.microbatches = run.global_batch / (shape.dp * run.micro_batch_size);
+  step::PipelineSetup setup;
+  static_cast<models::PipelineLayout&>(setup) = run.job;
+  setup.shape = models::shape_of(run.job, run.seq);
   setup.split = run.split;
   if (!run.layout.empty()) {
-    setup.split = step::split_from_layout(run.layout, model.layers, run.pp * run.vp);
+    setup.split = step::split_from_layout(run.layout, model.layers, run.job.pp * run.job.virtual_stages);
   }
   return setup;
 }

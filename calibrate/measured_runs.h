@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/job_layout.h"
 #include "models/model_config.h"
 #include "step/model_simulation.h"
 
@@ -20,26 +21,12 @@ struct MeasuredRun {
   std::string model;
   std::string hardware;
   int gpus = 0;
-  int tp = 1, cp = 1, pp = 1, vp = 1;
-  int micro_batch_size = 1;
   int global_batch = 0;
   int seq = 0;
-  std::string schedule;  // default: Interleaved1F1B when vp > 1, else 1F1B
-  models::Recompute recompute = models::Recompute::kNone;
-  unsigned recompute_modules = models::kDefaultRecomputeModules;  // with selective
-  bool sequence_parallel = false;
-  bool distributed_optimizer = false;  // Megatron's: ZeRO-1 over the data-parallel ranks
-  bool overlap_grad_reduce = false;    // Megatron's --overlap-grad-reduce
-  bool overlap_param_gather = false;   // and --overlap-param-gather
-  bool grad_reduce_in_bf16 = false;    // --grad-reduce-in-bf16 (NeMo: grad_sync_dtype bf16)
-  bool tp_comm_overlap = false;        // --tp-comm-overlap (NeMo: ub_tp_comm_overlap)
-  bool fp8 = false;                    // precision: fp8 (Transformer Engine's recipe)
-  // Experts: Megatron's --expert-model-parallel-size and
-  // --expert-tensor-parallel-size (0: as tp), its token dispatcher and
-  // --overlap-moe-expert-parallel-comm.
-  int ep = 1, etp = 0;
-  models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
-  bool moe_a2a_overlap = false;
+  // Its layout as the run's keys give it (vp: v; distributed_optimizer:
+  // ZeRO-1; the schedule by default Interleaved1F1B when v > 1, else 1F1B),
+  // with d and the micro-batches per replica from the GPUs and the batch.
+  models::JobLayout job;
   std::string layout;  // Megatron's pipeline_model_parallel_layout, when the run gave one
   // A `pipeplan validate` run: the pipeline alone (t = d = 1, no optimizer
   // step), its split the plan's; its prediction is the pipeline's time.

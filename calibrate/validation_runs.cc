@@ -88,14 +88,15 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   run.model = plan.model;
   run.hardware = plan.hardware;
   run.gpus = candidate.pp;
-  run.pp = candidate.pp;
-  run.vp = candidate.virtual_stages;
-  run.micro_batch_size = candidate.micro_batch_size;
+  run.job.pp = candidate.pp;
+  run.job.virtual_stages = candidate.virtual_stages;
+  run.job.micro_batch_size = candidate.micro_batch_size;
   run.global_batch = candidate.microbatches * candidate.micro_batch_size;
   run.seq = plan.seq_len;
-  run.schedule = candidate.schedule;
-  run.recompute = candidate.recompute;
-  run.recompute_modules = candidate.recompute_modules;
+  run.job.schedule = candidate.schedule;
+  run.job.microbatches = candidate.microbatches;
+  run.job.recompute = candidate.recompute;
+  run.job.recompute_modules = candidate.recompute_modules;
   run.pipeline_only = true;
   // The split the plan file states as a Megatron layout (what validate ran).
   run.split = plan.layout.empty() ? candidate.split

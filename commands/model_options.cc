@@ -3,82 +3,64 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
 
 #include "common/error.h"
 #include "common/units.h"
 #include "models/expert_parallel.h"
+#include "models/layout_fields.h"
 #include "models/placement.h"
 
 namespace pipeplan::commands {
 
+std::string layout_help(std::string_view key, std::string_view when_not_given) {
+  const models::LayoutField* field = models::find_layout_field(key);
+  if (field == nullptr) throw std::logic_error(fmt::format("no layout field '{}'", key));
+  if (when_not_given.empty()) return std::string(field->help);
+  return fmt::format("{} [default: {}]", field->help, when_not_given);
+}
+
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel) {
-  command.add_option("--micro-batch-size,-b", options.micro_batch_size, "Sequences per micro-batch b")
+  command.add_option("--micro-batch-size,-b", options.micro_batch_size, layout_help("micro-batch-size"))
       ->capture_default_str();
   command.add_option("--seq,-s", options.seq,
                      fmt::format("Sequence length in tokens; 0 = the model's context, at most {}", kDefaultSeqCap))
       ->capture_default_str();
   command.add_flag("--allow-long-context", options.allow_long_context, kAllowLongContextHelp);
-  command.add_option("--tp,-t", options.tp, "Tensor-parallel size t (within an NVLink domain)")->capture_default_str();
-  command.add_option("--cp", options.cp,
-                     "Context-parallel size c: each rank takes s / c of every sequence, keys and values go round a "
-                     "ring (Megatron's --context-parallel-size)")
-      ->capture_default_str();
+  command.add_option("--tp,-t", options.tp, layout_help("tp"))->capture_default_str();
+  command.add_option("--cp", options.cp, layout_help("cp"))->capture_default_str();
   command.add_flag("--sequence-parallel,!--no-sequence-parallel", options.sequence_parallel,
-                   "Megatron sequence parallelism: norms and dropout split over the t ranks (default: off)");
-  command.add_option("--recompute", options.recompute,
-                     "Activation recomputation: none (the default), selective or full");
-  command.add_option("--recompute-modules", options.recompute_modules,
-                     "Megatron's --recompute-modules for selective recomputation, comma-separated: core_attn (the "
-                     "default), moe_act, layernorm; implies --recompute selective");
+                   layout_help("sequence-parallel", "off"));
+  command.add_option("--recompute", options.recompute, layout_help("recompute", "none"));
+  command.add_option("--recompute-modules", options.recompute_modules, layout_help("recompute-modules"));
   command.add_flag("--no-flash-attention", options.no_flash_attention,
                    "Store the attention scores (5as^2b bytes per layer) as without FlashAttention");
   command.add_flag("--allow-cross-node-tp", options.allow_cross_node_tp,
                    "Let t span NVLink domains: its collectives are costed at the network tier they cross");
   if (!with_data_parallel) return;
-  command.add_option("--rank-order", options.rank_order,
-                     "Megatron's rank order: tp-cp-ep-dp-pp (its default: replicas t apart, stages t x c x d apart) "
-                     "or tp-pp-dp (--use-tp-pp-dp-mapping: stages t apart, replicas t x p apart)");
-  command.add_option("--dp,-d", options.dp, "Data-parallel size d (replicas of the pipeline)")->capture_default_str();
-  command
-      .add_option("--zero", options.zero,
-                  "Sharding over the d x c ranks holding the same weights: 0 none, 1 optimizer states (Megatron's "
-                  "distributed optimizer), 2 + gradients (reduce-scattered every micro-batch), 3 + weights (FSDP: "
-                  "gathered for every layer's forward and backward); on p > 1 both hold the weights and gradients "
-                  "whole through the step and sync once per step, as PyTorch's pipelining runs FSDP")
-      ->capture_default_str();
-  command
-      .add_option("--ep", options.ep,
-                  "Expert-parallel size: a mixture of experts' experts divided over ep of the t x c x d ranks "
-                  "(Megatron's --expert-model-parallel-size)")
-      ->capture_default_str();
+  command.add_option("--rank-order", options.rank_order, layout_help("rank-order", "tp-cp-ep-dp-pp"));
+  command.add_option("--dp,-d", options.dp, layout_help("dp"))->capture_default_str();
+  command.add_option("--zero", options.zero, layout_help("zero"))->capture_default_str();
+  command.add_option("--ep", options.ep, layout_help("ep"))->capture_default_str();
   add_routing_options(command, options.routing);
-  command.add_option("--etp", options.etp,
-                     "Expert tensor-parallel size: each expert split over etp ranks (Megatron's "
-                     "--expert-tensor-parallel-size) [default: t]");
+  command.add_option("--etp", options.etp, layout_help("etp", "t"));
   add_runtime_flags(command, options.runtime);
 }
 
-void RoutingOptions::apply_to(models::TrainingShape& shape) const {
-  shape.moe_load_imbalance = load_imbalance;
-  shape.moe_capacity_factor = capacity_factor;
-  shape.moe_dispatcher = models::parse_moe_dispatcher(dispatcher);
-}
-
-void add_routing_options(CLI::App& command, RoutingOptions& routing) {
-  command
-      .add_option("--moe-load-imbalance", routing.load_imbalance,
-                  "Routed tokens the busiest expert-parallel rank gets over the average in expectation, 1 to "
-                  "min(ep, experts / top-k); it sets the experts' pace, with each micro-batch's random spread on "
-                  "top (1 = balanced in expectation, as Megatron's force-balanced routing)")
+void add_routing_options(CLI::App& command, models::MoeRouting& routing) {
+  command.add_option("--moe-load-imbalance", routing.load_imbalance, layout_help("moe-load-imbalance"))
       ->capture_default_str();
-  command.add_option("--moe-capacity-factor", routing.capacity_factor,
-                     "Drop tokens beyond this many times an expert's average (Megatron's "
-                     "--moe-expert-capacity-factor) [default: dropless]");
+  command.add_option("--moe-capacity-factor", routing.capacity_factor, layout_help("moe-capacity-factor", "dropless"));
   command
-      .add_option("--moe-dispatcher", routing.dispatcher,
-                  "How tokens reach their experts: alltoall (each of a token's top-k copies to its expert's rank) "
-                  "or deepep (once to each other node holding one of its experts, then over NVLink)")
-      ->capture_default_str();
+      .add_option_function<std::string>(
+          "--moe-dispatcher",
+          [&routing](const std::string& value) {
+            routing.dispatcher = models::parse_moe_dispatcher(value, "--moe-dispatcher");
+          },
+          layout_help("moe-dispatcher"))
+      ->type_name("TEXT")
+      ->default_str("alltoall");
 }
 
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
@@ -86,55 +68,43 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
       .add_option_function<std::string>(
           "--precision",
           [&flags](const std::string& value) {
-            if (value != "bf16" && value != "fp8") {
-              throw InputError(fmt::format("--precision: '{}' is not a precision; give bf16 or fp8", value));
-            }
-            flags.fp8 = value == "fp8";
+            models::JobLayout layout;
+            models::read_option_value(*models::find_layout_field("precision"), value, layout);
+            flags.fp8 = layout.runtime.fp8;
           },
-          "GEMM precision of the transformer blocks' linear layers: bf16, or fp8 (Transformer Engine's recipe: "
-          "attention, norms, embedding and output layer stay bf16) [default: bf16]")
+          layout_help("precision", "bf16"))
       ->type_name("TEXT");
-  command.add_flag("--overlap-grad-reduce,!--no-overlap-grad-reduce", flags.overlap_grad_reduce,
-                   "Reduce each model chunk's gradients over d as soon as its last backward ends, behind the "
-                   "backward still running (Megatron's --overlap-grad-reduce; default: after the pipeline)");
-  command.add_flag(
-      "--overlap-param-gather,!--no-overlap-param-gather", flags.overlap_param_gather,
-      "With --zero 1 (or 2/3 on p > 1): gather the updated weights behind the next step's forward passes (Megatron's "
-      "--overlap-param-gather; default: after the optimizer)");
-  command.add_flag("--grad-reduce-in-bf16,!--no-grad-reduce-in-bf16", flags.grad_reduce_in_bf16,
-                   "Gradient buffers and their data-parallel reduction in bf16 instead of fp32 (Megatron's "
-                   "--grad-reduce-in-bf16)");
-  command.add_flag("--moe-a2a-overlap,!--no-moe-a2a-overlap", flags.moe_a2a_overlap,
-                   "A mixture of experts' all-to-all hidden by pairing each steady-state forward with the backward "
-                   "after it (Megatron's --overlap-moe-expert-parallel-comm, combined 1F1B)");
-  command.add_flag("--tp-comm-overlap,!--no-tp-comm-overlap", flags.tp_comm_overlap,
-                   "With --sequence-parallel: each tensor-parallel all-gather and reduce-scatter in t chunks beside "
-                   "its GEMM (Megatron's --tp-comm-overlap; default: exposed). The --no- forms turn off what a "
-                   "plan file has on");
+  for (auto [name, flag] : {std::pair{"overlap-grad-reduce", &flags.overlap_grad_reduce},
+                            std::pair{"overlap-param-gather", &flags.overlap_param_gather},
+                            std::pair{"grad-reduce-in-bf16", &flags.grad_reduce_in_bf16},
+                            std::pair{"moe-a2a-overlap", &flags.moe_a2a_overlap},
+                            std::pair{"tp-comm-overlap", &flags.tp_comm_overlap}}) {
+    command.add_flag(fmt::format("--{},!--no-{}", name, name), *flag, layout_help(name));
+  }
 }
 
 void check_overlap_flags(const models::TrainingShape& shape) {
-  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.weight_replicas() == 1) {
+  if ((shape.runtime.overlap_grad_reduce || shape.runtime.overlap_param_gather) && shape.weight_replicas() == 1) {
     throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with --dp 1 "
                      "and --cp 1 there is none; drop them or raise --dp");
   }
-  if (shape.tp_comm_overlap && !(shape.sequence_parallel && shape.tp > 1)) {
+  if (shape.runtime.tp_comm_overlap && !(shape.sequence_parallel && shape.tp > 1)) {
     throw InputError("--tp-comm-overlap overlaps sequence parallelism's all-gathers and reduce-scatters: give "
                      "--sequence-parallel and --tp above 1 with it");
   }
-  if ((shape.overlap_grad_reduce || shape.overlap_param_gather) && shape.zero >= models::ZeroStage::kGradients &&
+  if ((shape.runtime.overlap_grad_reduce || shape.runtime.overlap_param_gather) && shape.zero >= models::ZeroStage::kGradients &&
       !shape.pipelined) {
     throw InputError(
         "--overlap-grad-reduce / --overlap-param-gather overlap a once-per-step sync: ZeRO-2/3 on one "
         "pipeline rank reduce and gather each micro-batch's beside its passes already; drop them, or use "
         "--zero 1 (or more pipeline ranks, where ZeRO-2/3 sync once per step)");
   }
-  if (shape.overlap_param_gather && !shape.shards_once_per_step()) {
+  if (shape.runtime.overlap_param_gather && !shape.shards_once_per_step()) {
     throw InputError(
         "--overlap-param-gather overlaps the sharded optimizer's weight all-gather: give --zero 1 "
         "with it (or --zero 2/3 with more than one pipeline rank)");
   }
-  if (shape.overlap_param_gather && !shape.overlap_grad_reduce) {
+  if (shape.runtime.overlap_param_gather && !shape.runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
   }
 }
@@ -204,16 +174,11 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
   shape.flash_attention = !options.no_flash_attention;
   shape.zero = static_cast<models::ZeroStage>(options.zero);
   shape.pipelined = pipeline_ranks > 1;
-  shape.overlap_grad_reduce = options.runtime.overlap_grad_reduce;
-  shape.overlap_param_gather = options.runtime.overlap_param_gather;
-  shape.grad_reduce_in_bf16 = options.runtime.grad_reduce_in_bf16;
-  shape.tp_comm_overlap = options.runtime.tp_comm_overlap;
-  shape.fp8 = options.runtime.fp8;
-  shape.moe_a2a_overlap = options.runtime.moe_a2a_overlap;
+  shape.runtime = options.runtime;  // as given: check_overlap_flags refuses what cannot apply
   shape.ep = options.ep;
   if (options.etp && *options.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *options.etp));
   shape.etp = options.etp.value_or(0);
-  options.routing.apply_to(shape);
+  shape.routing = options.routing;
   models::check_expert_parallel(model, shape);
   check_overlap_flags(shape);
   if (options.rank_order) apply_rank_order(*options.rank_order, model, pipeline_ranks, shape);

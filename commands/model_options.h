@@ -7,20 +7,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/training_shape.h"
 
 namespace pipeplan::commands {
-
-// How a mixture of experts routes its tokens (models::TrainingShape).
-struct RoutingOptions {
-  double load_imbalance = 1.0;
-  double capacity_factor = 0;
-  std::string dispatcher = "alltoall";
-  void apply_to(models::TrainingShape& shape) const;
-};
 
 struct ShapeOptions {
   int micro_batch_size = 1;
@@ -39,10 +32,14 @@ struct ShapeOptions {
   models::RuntimeFlags runtime;
   int ep = 1;
   std::optional<int> etp;  // not given: as t
-  RoutingOptions routing;
+  models::MoeRouting routing;
 };
 
 constexpr int kDefaultSeqCap = 8192;
+
+// A layout knob's help, as models/layout_fields.h words it for every
+// command, with what this command does when it is not given.
+std::string layout_help(std::string_view key, std::string_view when_not_given = "");
 
 // --micro-batch-size, --seq, --allow-long-context, --tp, --cp,
 // --sequence-parallel / --no-sequence-parallel, --recompute,
@@ -59,7 +56,7 @@ void apply_rank_order(const std::string& order, const models::ModelConfig& model
 
 // --moe-load-imbalance, --moe-capacity-factor and --moe-dispatcher (shared
 // with `plan`, which adds --ep and --etp as search axes).
-void add_routing_options(CLI::App& command, RoutingOptions& routing);
+void add_routing_options(CLI::App& command, models::MoeRouting& routing);
 
 // --precision, --overlap-grad-reduce, --overlap-param-gather,
 // --grad-reduce-in-bf16, --moe-a2a-overlap and --tp-comm-overlap (shared

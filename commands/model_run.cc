@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "models/cluster.h"
 #include "models/expert_parallel.h"
+#include "models/layout_fields.h"
 #include "models/model_config.h"
 #include "models/placement.h"
 #include "models/time_model.h"
@@ -87,6 +88,24 @@ std::string given_text(const CLI::App& command, std::string_view name) {
   return "";
 }
 
+// The value an option was given as a layout field reads it: a flag's
+// "true" or "false", else its values joined by commas.
+std::string given_value(const CLI::App& command, std::string_view name) {
+  const CLI::Option* option = find_long_option(command, name);
+  if (option->get_expected_min() == 0) return option->as<bool>() ? "true" : "false";
+  return fmt::format("{}", fmt::join(option->results(), ","));
+}
+
+// Fields a replay reads apart: the schedule's, as ScheduleSource parsed
+// them (p is --stages there, and v 0 the schedule's default), and the
+// recomputation in bubbles, which holds only while something recomputes.
+bool reads_apart(const models::LayoutField& field) {
+  for (std::string_view key : {"pp", "microbatches", "virtual", "schedule", "recompute_in_bubbles"}) {
+    if (field.key == key) return true;
+  }
+  return false;
+}
+
 // What overrides of t, c, p, d, the micro-batch size or count made of the
 // plan's GPU count and global batch: said, since the plan was found for those.
 std::vector<std::string> scale_changes(const planner::PlanFile& plan, const step::PipelineSetup& setup) {
@@ -122,63 +141,40 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
                options.shape.allow_long_context,
                {},
                {}};
-  // The plan's own setup, then each option given in place of its value.
-  run.setup = planner::plan_setup(plan.plan, plan.seq_len);
-  step::PipelineSetup& setup = run.setup;
-  models::TrainingShape& shape = setup.shape;
-  const int pipeline_ranks = has("stages") ? source.ranks : plan.plan.pp;
-  shape.pipelined = pipeline_ranks > 1;
+  // The plan's own layout, each layout option given read over it through
+  // the one table of knobs (models/layout_fields.h).
+  planner::PlanCandidate layout = plan.plan;
+  for (const models::LayoutField& field : models::layout_fields()) {
+    if (reads_apart(field) || !has(field.option)) continue;
+    models::read_option_value(field, given_value(command, field.option), layout);
+  }
   const ShapeOptions& given_shape = options.shape;
-  if (has("seq")) shape.seq_len = given_shape.seq > 0 ? given_shape.seq : std::min(run.model.context, kDefaultSeqCap);
-  if (has("micro-batch-size")) shape.micro_batch_size = given_shape.micro_batch_size;
-  if (has("tp")) shape.tp = given_shape.tp;
-  if (has("cp")) shape.cp = given_shape.cp;
-  if (has("dp")) shape.dp = given_shape.dp;
-  if (has("ep")) shape.ep = given_shape.ep;
-  if (has("etp")) {
-    if (*given_shape.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *given_shape.etp));
-    shape.etp = *given_shape.etp;
+  // --recompute-modules imply selective everywhere; a plain selective
+  // recomputes the model's default modules.
+  if (has("recompute-modules") && has("recompute") &&
+      (layout.recompute != models::Recompute::kSelective || !layout.stage_recompute.empty())) {
+    throw InputError(fmt::format("--recompute-modules recomputes parts of each block: use it with --recompute "
+                                 "selective or without --recompute, not with --recompute {}",
+                                 *given_shape.recompute));
   }
-  const RoutingOptions& routing = given_shape.routing;
-  if (has("moe-load-imbalance")) shape.moe_load_imbalance = routing.load_imbalance;
-  if (has("moe-capacity-factor")) shape.moe_capacity_factor = routing.capacity_factor;
-  if (has("moe-dispatcher")) shape.moe_dispatcher = models::parse_moe_dispatcher(routing.dispatcher);
-  if (has("zero")) {
-    if (given_shape.zero < 0 || given_shape.zero > 3) {
-      throw InputError(fmt::format("--zero must be 0..3 (got {})", given_shape.zero));
-    }
-    shape.zero = static_cast<models::ZeroStage>(given_shape.zero);
+  if (has("recompute-modules") && !has("recompute")) {
+    layout.recompute = models::Recompute::kSelective;
+    layout.stage_recompute.clear();
   }
-  if (has("sequence-parallel")) shape.sequence_parallel = given_shape.sequence_parallel;
+  if (has("recompute") && !has("recompute-modules")) layout.recompute_modules = models::default_recompute_modules(run.model);
+  const int pipeline_ranks = has("stages") ? source.ranks : plan.plan.pp;
+  layout.pp = pipeline_ranks;
   // The plan's order over the pipeline as it now is (where p or d is now 1
   // both orders coincide), unless one is given.
-  if (has("rank-order")) {
-    apply_rank_order(*given_shape.rank_order, run.model, pipeline_ranks, shape);
-  } else {
-    shape.pipeline_first_ranks = shape.pipeline_first_ranks > 0 && shape.dp > 1 && pipeline_ranks > 1 ? pipeline_ranks : 0;
-    if (shape.pipeline_first_ranks > 0) apply_rank_order("tp-pp-dp", run.model, pipeline_ranks, shape);
-  }
-  // A plan recomputing per stage keeps its settings unless an option
-  // gives one for every stage.
-  if (has("recompute") || has("recompute-modules")) {
-    setup.stage_recompute.clear();
-    std::optional<std::string> uniform = has("recompute") ? given_shape.recompute : std::nullopt;
-    setup.stage_recompute = take_stage_recompute(uniform);
-    apply_recompute_options(uniform, given_shape.recompute_modules, run.model, shape);
-    if (!setup.stage_recompute.empty()) shape.recompute = models::Recompute::kNone;
+  layout.pipeline_first = layout.pipeline_first && (has("rank-order") || (layout.dp > 1 && pipeline_ranks > 1));
+  run.setup = planner::plan_setup(layout, plan.seq_len);
+  step::PipelineSetup& setup = run.setup;
+  models::TrainingShape& shape = setup.shape;
+  if (has("seq")) shape.seq_len = given_shape.seq > 0 ? given_shape.seq : std::min(run.model.context, kDefaultSeqCap);
+  if (has("rank-order") || layout.pipeline_first) {
+    apply_rank_order(has("rank-order") ? *given_shape.rank_order : "tp-pp-dp", run.model, pipeline_ranks, shape);
   }
   if (has("no-flash-attention")) shape.flash_attention = false;
-  const models::RuntimeFlags& given_flags = given_shape.runtime;
-  if (has("overlap-grad-reduce")) shape.overlap_grad_reduce = given_flags.overlap_grad_reduce;
-  if (has("overlap-param-gather")) shape.overlap_param_gather = given_flags.overlap_param_gather;
-  if (has("grad-reduce-in-bf16")) shape.grad_reduce_in_bf16 = given_flags.grad_reduce_in_bf16;
-  if (has("tp-comm-overlap")) shape.tp_comm_overlap = given_flags.tp_comm_overlap;
-  if (has("precision")) shape.fp8 = given_flags.fp8;
-  if (has("moe-a2a-overlap")) shape.moe_a2a_overlap = given_flags.moe_a2a_overlap;
-  for (auto [value, name] : {std::pair{shape.micro_batch_size, "--micro-batch-size"}, std::pair{shape.tp, "--tp"},
-                             std::pair{shape.cp, "--cp"}, std::pair{shape.dp, "--dp"}}) {
-    if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
-  }
   check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.weight_replicas(),
                        has("zero") ? static_cast<int>(shape.zero) : 0);
   try {
@@ -188,8 +184,12 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
     throw InputError(fmt::format("{}: {} (the plan file's values count where no option replaces them)", *options.plan,
                                  error.what()));
   }
+  // Every flag as given or planned, not only those that apply: one that
+  // cannot is refused, never dropped.
+  models::TrainingShape flagged = shape;
+  flagged.runtime = layout.runtime;
   try {
-    check_overlap_flags(shape);
+    check_overlap_flags(flagged);
   } catch (const InputError& error) {
     // The flag may be the plan's, not the user's: say how to turn it off.
     throw InputError(fmt::format("{} (the plan file's framework flags count too; the --no- forms turn them off)",

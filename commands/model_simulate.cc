@@ -14,6 +14,7 @@
 #include "models/expert_parallel.h"
 #include "models/hardware.h"
 #include "models/layers.h"
+#include "models/layout_fields.h"
 #include "models/placement.h"
 #include "models/profile_file.h"
 #include "planner/mixed/mixed_report.h"
@@ -100,14 +101,14 @@ std::string heading(const ModelRun& run, int gpus, const std::string& after_toke
       run.segment_tps.empty() ? fmt::to_string(shape.tp) : fmt::format("{}", fmt::join(run.segment_tps, "/")),
       shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
       run.model.moe.enabled() ? fmt::format(" ep={} etp={}{}", shape.ep, shape.expert_tp(),
-                                            shape.moe_dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
+                                            shape.routing.dispatcher == models::MoeDispatcher::kDeepEp ? " deepep" : "")
                               : "",
       shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
       shape.micro_batch_size, shape.seq_len, after_tokens,
       run.setup.stage_recompute.empty()
           ? models::recompute_label(shape.recompute, shape.recompute_modules)
           : models::stage_recompute_label(run.setup.stage_recompute, shape.recompute_modules),
-      shape.fp8 ? ", fp8" : "");
+      shape.runtime.fp8 ? ", fp8" : "");
 }
 
 CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& run, const SimulateOutputs& outputs) {
@@ -117,7 +118,7 @@ CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& 
   output.json["model"] = run.model.name;
   output.json["hardware"] = run.hardware.name;
   output.json["cost_source"] = result.cost_source;
-  output.json["precision"] = setup.shape.fp8 ? "fp8" : "bf16";
+  output.json["precision"] = setup.shape.runtime.fp8 ? "fp8" : "bf16";
   // The layout and settings the figures are for, as a plan file names them.
   const models::TrainingShape& shape = setup.shape;
   output.json["tp"] = shape.tp;
@@ -127,8 +128,8 @@ CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& 
   output.json["rank_order"] = models::megatron_order_name(shape.pipeline_first_ranks > 0);
   output.json["ep"] = shape.ep;
   output.json["etp"] = shape.expert_tp();
-  output.json["moe_dispatcher"] = models::moe_dispatcher_name(shape.moe_dispatcher);
-  output.json["moe_a2a_overlap"] = shape.moe_a2a_overlap;
+  output.json["moe_dispatcher"] = models::moe_dispatcher_name(shape.routing.dispatcher);
+  output.json["moe_a2a_overlap"] = shape.runtime.moe_a2a_overlap;
   output.json["zero"] = static_cast<int>(shape.zero);
   output.json["micro_batch_size"] = shape.micro_batch_size;
   output.json["seq"] = shape.seq_len;
@@ -139,10 +140,10 @@ CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& 
     output.json["recompute_modules"] = models::recompute_modules_name(shape.recompute_modules);
   }
   output.json["sequence_parallel"] = shape.sequence_parallel;
-  output.json["overlap_grad_reduce"] = shape.overlap_grad_reduce;
-  output.json["overlap_param_gather"] = shape.overlap_param_gather;
-  output.json["grad_reduce_in_bf16"] = shape.grad_reduce_in_bf16;
-  output.json["tp_comm_overlap"] = shape.tp_comm_overlap;
+  output.json["overlap_grad_reduce"] = shape.runtime.overlap_grad_reduce;
+  output.json["overlap_param_gather"] = shape.runtime.overlap_param_gather;
+  output.json["grad_reduce_in_bf16"] = shape.runtime.grad_reduce_in_bf16;
+  output.json["tp_comm_overlap"] = shape.runtime.tp_comm_overlap;
   output.text = heading(run, result.gpus, "");
   if (!run.overrides.empty()) {
     output.json["plan_overrides"] = run.overrides;
@@ -196,8 +197,9 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
                      "Megatron pipeline_model_parallel_layout, e.g. 'Et*18|t*22|t*22|t*18L'");
   add_shape_options(command, options.shape, true);
   command.get_option("--recompute")
-      ->description("Activation recomputation: none (the default), selective or full; or one per stage, "
-                    "comma-separated in stage order (full,full,none,none)");
+      ->description(fmt::format("{}; or one per stage, comma-separated in stage order (full,full,none,none) "
+                                "[default: none]",
+                                layout_help("recompute")));
   command.add_flag("--explain", options.explain,
                    "With --model or --plan: the step time per rank by term (GEMM, attention, elementwise, TP comm, "
                    "CP comm, ZeRO comm, overhead, P2P exposed, bubble, DP sync, optimizer), adding up to the "
@@ -205,40 +207,17 @@ void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options
 }
 
 const std::vector<std::string_view>& plan_override_options() {
-  static const std::vector<std::string_view> kOptions{"hardware",
-                                                      "layers",
-                                                      "layout",
-                                                      "profile",
-                                                      "micro-batch-size",
-                                                      "seq",
-                                                      "allow-long-context",
-                                                      "tp",
-                                                      "allow-cross-node-tp",
-                                                      "cp",
-                                                      "rank-order",
-                                                      "sequence-parallel",
-                                                      "recompute",
-                                                      "recompute-modules",
-                                                      "no-flash-attention",
-                                                      "dp",
-                                                      "ep",
-                                                      "etp",
-                                                      "moe-load-imbalance",
-                                                      "moe-capacity-factor",
-                                                      "moe-dispatcher",
-                                                      "moe-a2a-overlap",
-                                                      "zero",
-                                                      "overlap-grad-reduce",
-                                                      "overlap-param-gather",
-                                                      "grad-reduce-in-bf16",
-                                                      "tp-comm-overlap",
-                                                      "precision",
-                                                      "schedule",
-                                                      "stages",
-                                                      "microbatches",
-                                                      "virtual",
-                                                      "microbatch-group-size",
-                                                      "activation-limit"};
+  static const std::vector<std::string_view> kOptions = [] {
+    std::vector<std::string_view> options{"hardware", "layers", "layout", "profile", "seq", "allow-long-context",
+                                          "allow-cross-node-tp", "no-flash-attention"};
+    // Every knob of the layout: p is --stages here, and the recomputation
+    // in bubbles is an option of every mode (SimulateOutputs).
+    for (const models::LayoutField& field : models::layout_fields()) {
+      if (field.key != "pp" && field.key != "recompute_in_bubbles") options.push_back(field.option);
+    }
+    options.insert(options.end(), {"stages", "microbatch-group-size", "activation-limit"});
+    return options;
+  }();
   return kOptions;
 }
 

@@ -33,7 +33,7 @@ struct PlanOptions {
   int seq = 0;
   std::optional<std::string> memory_cap;
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero, ep, etp;
-  RoutingOptions routing;
+  models::MoeRouting routing;
   std::optional<std::string> schedule, recompute, recompute_modules;
   bool recompute_in_bubbles = false;
   bool sequence_parallel = false;
@@ -132,9 +132,7 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
   request.dp = options.dp;
   request.ep = options.ep;
   request.etp = options.etp;
-  request.moe_load_imbalance = options.routing.load_imbalance;
-  request.moe_capacity_factor = options.routing.capacity_factor;
-  request.moe_dispatcher = models::parse_moe_dispatcher(options.routing.dispatcher);
+  request.routing = options.routing;
   if (options.sequence_parallel_option->count() > 0) request.sequence_parallel = options.sequence_parallel;
   if (options.zero) {
     if (*options.zero < 0 || *options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", *options.zero));
@@ -252,46 +250,32 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_flag("--allow-long-context", options->allow_long_context, kAllowLongContextHelp);
   command->add_option("--memory-cap", options->memory_cap,
                       "Peak memory per GPU allowed, e.g. 80GiB [default: the GPU's usable memory]");
-  command->add_option("--tp", options->tp, "Fix the tensor-parallel size");
+  command->add_option("--tp", options->tp, layout_help("tp", "searched"));
   command->add_flag("--allow-cross-node-tp", options->allow_cross_node_tp,
                     "Let a fixed --tp span NVLink domains: its collectives are costed at the network tier they cross");
   command->add_option("--rank-order", options->rank_order,
-                      "Fix Megatron's rank order: tp-cp-ep-dp-pp (its default) or tp-pp-dp "
-                      "(--use-tp-pp-dp-mapping) [default: both where some group leaves the NVLink domain]");
-  command->add_option("--cp", options->cp,
-                      "Fix the context-parallel size: each rank takes s / c of every sequence, keys and values go "
-                      "round a ring (Megatron's --context-parallel-size)");
-  command->add_option("--pp", options->pp, "Fix the pipeline-parallel size");
-  command->add_option("--dp", options->dp, "Fix the data-parallel size (replicas)");
+                      layout_help("rank-order", "both where some group leaves the NVLink domain"));
+  command->add_option("--cp", options->cp, layout_help("cp", "searched"));
+  command->add_option("--pp", options->pp, layout_help("pp", "searched"));
+  command->add_option("--dp", options->dp, layout_help("dp", "searched"));
   command->add_option("--ep", options->ep,
-                      "Fix the expert-parallel size of a mixture of experts (Megatron's "
-                      "--expert-model-parallel-size) [default: searched, every ep dividing the experts and "
-                      "t x c x d / etp]");
-  command->add_option("--etp", options->etp,
-                      "Fix the expert tensor-parallel size (Megatron's --expert-tensor-parallel-size) [default: "
-                      "searched, 1 or t]");
+                      layout_help("ep", "searched, every ep dividing the experts and t x c x d / etp"));
+  command->add_option("--etp", options->etp, layout_help("etp", "searched, 1 or t"));
   add_routing_options(*command, options->routing);
   options->sequence_parallel_option =
       command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,
-                        "Sequence parallelism with t > 1 [default: on, Megatron's advice]");
-  command->add_option(
-      "--zero", options->zero,
-      "Fix the optimizer and gradient sharding over the d x c ranks holding the same weights: 0 none, "
-      "1 optimizer states (Megatron's distributed optimizer), 2 + gradients, 3 + weights (FSDP; on p > 1 "
-      "both sync once per step, as PyTorch's pipelining runs FSDP) [default: searched]");
+                        layout_help("sequence-parallel", "on with t > 1, Megatron's advice"));
+  command->add_option("--zero", options->zero, layout_help("zero", "searched"));
   add_runtime_flags(*command, options->runtime);
-  command->add_option("--micro-batch-size", options->micro_batch_size, "Fix the micro-batch size");
+  command->add_option("--micro-batch-size", options->micro_batch_size, layout_help("micro-batch-size", "searched"));
   command->add_option("--schedule", options->schedule,
-                      "Fix the schedule (searched: ZBAuto, the order searched for each candidate's costs), or auto: "
-                      "the default search and ZBAuto");
-  command->add_option("--virtual", options->virtual_stages, "Fix the stages per rank of the schedule");
-  command->add_option("--recompute", options->recompute, "Fix recomputation: none, selective or full");
+                      layout_help("schedule", "searched; auto: the search and ZBAuto, the order searched for each "
+                                              "candidate's costs"));
+  command->add_option("--virtual", options->virtual_stages, layout_help("virtual", "searched"));
+  command->add_option("--recompute", options->recompute, layout_help("recompute", "searched, one setting for all"));
   command->add_flag("--recompute-in-bubbles", options->recompute_in_bubbles,
-                    "Also try each recomputing candidate with its recomputed forwards run as passes of their own "
-                    "right before their backwards, in the wait for the gradient (more memory)");
-  command->add_option("--recompute-modules", options->recompute_modules,
-                      "Fix selective recomputation to Megatron's --recompute-modules, comma-separated: core_attn (the "
-                      "default), moe_act, layernorm");
+                    layout_help("recompute-in-bubbles", "off; on: tried beside each recomputing candidate"));
+  command->add_option("--recompute-modules", options->recompute_modules, layout_help("recompute-modules"));
   command->add_option("--layers", options->layers,
                       "Evaluate this split (transformer layers per stage, e.g. 18,22,22,18) instead of searching one");
   command->add_option("--layout", options->layout, "Evaluate this Megatron layout, e.g. 'Et*18|t*22|t*22|t*18L'");

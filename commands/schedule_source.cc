@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "commands/model_options.h"
 #include "common/error.h"
 #include "sim/generators/registry.h"
 #include "sim/schedule_csv.h"
@@ -10,20 +11,19 @@
 namespace pipeplan::commands {
 
 void add_schedule_options(CLI::App& command, ScheduleSource& source) {
-  command.add_option("--schedule", source.name, "Schedule name: " + sim::schedule_names())
+  command.add_option("--schedule", source.name, fmt::format("{}: {}", layout_help("schedule"), sim::schedule_names()))
       ->capture_default_str();
   command.add_option("--schedule-csv", source.csv_file,
                      "Read the schedule from a PyTorch schedule CSV (one row per rank) instead of generating it");
   source.ranks_option =
-      command.add_option("--stages,-p,--pp", source.ranks,
-                                                "Pipeline ranks p (pipeline_model_parallel_size; each holds --virtual stages)")
+      command.add_option("--stages,-p,--pp", source.ranks, layout_help("pp"))
           ->capture_default_str();
   source.microbatches_option =
-      command.add_option("--microbatches,-m", source.microbatches, "Micro-batches per iteration m")
+      command.add_option("--microbatches,-m", source.microbatches, layout_help("microbatches"))
           ->capture_default_str();
   command.add_option("--virtual,-v", source.virtual_stages,
-                     "Stages (model chunks) per rank v; 0 = the schedule's default (2 for interleaved and V "
-                     "schedules, else 1)")
+                     fmt::format("{}; 0 = the schedule's default (2 for interleaved and V schedules, else 1)",
+                                 layout_help("virtual")))
       ->capture_default_str();
   command.add_option("--microbatch-group-size", source.microbatch_group_size,
                      "Interleaved1F1B: micro-batches per chunk round (Megatron's "

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "commands/model_options.h"
 #include "commands/output_files.h"
 #include "common/error.h"
 #include "common/units.h"
@@ -41,9 +42,10 @@ void add_simulate_output_options(CLI::App& command, SimulateOutputs& outputs) {
                    "GPU's host link, reloading them one compute action ahead (PipeOffload): the hardware's "
                    "host_link, or --host-bandwidth with given times");
   command.add_flag("--recompute-in-bubbles", outputs.recompute_in_bubbles,
-                   "Run each recomputing stage's recomputed forward as a pass of its own right before its backward, "
-                   "where it fills the wait for the gradient (Mario); the stage then holds its recomputed "
-                   "activations from that pass to the backward's end");
+                   fmt::format("{}: each recomputed forward right before its backward, where it fills the wait for "
+                               "the gradient (Mario); the stage then holds its recomputed activations from that "
+                               "pass to the backward's end",
+                               layout_help("recompute-in-bubbles")));
   command.add_option("--window", outputs.window,
                      "With --svg: draw only this part of the timeline, START:END as times ('20ms:80ms') or shares "
                      "of it ('0%:25%')");

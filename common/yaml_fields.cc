@@ -94,7 +94,7 @@ std::vector<std::string> scalar_or_list(const YAML::Node& node, const std::strin
 }
 
 void check_keys(const YAML::Node& map, const std::string& file, std::string_view section,
-                std::initializer_list<std::string_view> known) {
+                std::span<const std::string_view> known) {
   if (!map.IsMap()) throw_at(file, map, fmt::format("'{}' must be a map of keys to values", section));
   for (const auto& entry : map) {
     const std::string key = entry.first.Scalar();

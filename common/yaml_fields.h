@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +54,11 @@ std::vector<std::string> scalar_or_list(const YAML::Node& node, const std::strin
 // Rejects keys of `map` outside `known`, listing them all so a typo is easy
 // to fix; `section` names the map ("gpu.efficiency").
 void check_keys(const YAML::Node& map, const std::string& file, std::string_view section,
-                std::initializer_list<std::string_view> known);
+                std::span<const std::string_view> known);
+inline void check_keys(const YAML::Node& map, const std::string& file, std::string_view section,
+                       std::initializer_list<std::string_view> known) {
+  check_keys(map, file, section, std::span<const std::string_view>(known.begin(), known.size()));
+}
 
 // Runs a unit parser on a scalar; its InputError (which names the field but
 // not the place) becomes a ParseError at the value's line and column.

@@ -76,8 +76,8 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
       throw InputError(
           fmt::format("--ep / --etp: '{}' is a dense model (no experts to divide); drop them", model.name));
     }
-    if (shape.moe_load_imbalance != 1.0 || shape.moe_capacity_factor != 0 ||
-        shape.moe_dispatcher != MoeDispatcher::kAllToAll || shape.moe_a2a_overlap) {
+    if (shape.routing.load_imbalance != 1.0 || shape.routing.capacity_factor != 0 ||
+        shape.routing.dispatcher != MoeDispatcher::kAllToAll || shape.runtime.moe_a2a_overlap) {
       throw InputError(
           fmt::format("--moe-load-imbalance / --moe-capacity-factor / --moe-dispatcher / "
                       "--moe-a2a-overlap: '{}' is a dense model (no experts to route to); drop them",
@@ -118,24 +118,24 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
                     "optimizer shards each group over its own replicas)",
                     static_cast<int>(shape.zero), shape.ep, etp, shape.expert_replicas()));
   }
-  if (shape.moe_dispatcher == MoeDispatcher::kDeepEp && shape.ep == 1) {
+  if (shape.routing.dispatcher == MoeDispatcher::kDeepEp && shape.ep == 1) {
     throw InputError(
         "--moe-dispatcher deepep routes tokens between the ranks of the expert-parallel group: with "
         "--ep 1 there is none; drop it or raise --ep");
   }
-  check_routing(model, shape.moe_load_imbalance, shape.moe_capacity_factor);
-  if (shape.moe_load_imbalance != 1.0 && shape.ep == 1) {
+  check_routing(model, shape.routing.load_imbalance, shape.routing.capacity_factor);
+  if (shape.routing.load_imbalance != 1.0 && shape.ep == 1) {
     throw InputError(
         "--moe-load-imbalance is the busiest expert-parallel rank's share: with --ep 1 every rank runs "
         "every expert on its own tokens; drop it or raise --ep");
   }
   // A rank holding experts / ep experts gets at most min(top-k, experts /
   // ep) of each token's copies, against top-k / ep on average.
-  if (shape.moe_load_imbalance > shape.ep) {
+  if (shape.routing.load_imbalance > shape.ep) {
     throw InputError(
         fmt::format("--moe-load-imbalance {} is over what --ep {} allows: the busiest of {} ranks gets at most "
                     "{} x the average (every token's copies that its experts can take); give at most {} or raise --ep",
-                    shape.moe_load_imbalance, shape.ep, shape.ep, shape.ep, shape.ep));
+                    shape.routing.load_imbalance, shape.ep, shape.ep, shape.ep, shape.ep));
   }
 }
 

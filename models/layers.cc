@@ -153,10 +153,10 @@ RankShape rank_shape(const TrainingShape& shape) {
   rank.ep = shape.ep;
   rank.etp = shape.expert_tp();
   rank.expert_skew = shape.expert_skew();
-  rank.capacity_factor = shape.moe_capacity_factor;
+  rank.capacity_factor = shape.routing.capacity_factor;
   rank.sequence_parallel = shape.sequence_parallel && shape.tp > 1;
   rank.flash = shape.flash_attention;
-  rank.fp8 = shape.fp8;
+  rank.fp8 = shape.runtime.fp8;
   rank.element = shape.activation_bytes_per_element;
   return rank;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/cluster.h"
+#include "models/job_layout.h"
 
 namespace pipeplan::models {
 
@@ -42,12 +43,6 @@ std::string_view megatron_order_name(bool pipeline_first);
 // The same order over the four axes place_job knows (experts fold into dp).
 RankOrder megatron_rank_order(bool pipeline_first);
 
-struct JobLayout {
-  int tp = 1, cp = 1, pp = 1, dp = 1;
-  int ep = 1, etp = 0;  // expert parallelism (etp 0: as tp)
-  int gpus() const { return tp * cp * pp * dp; }
-  int expert_tp() const { return etp > 0 ? etp : tp; }
-};
 
 // The narrowest part of the cluster that holds a whole group, and what
 // one of its GPUs sends at over it.

@@ -27,7 +27,7 @@ TrainingShape forward_shape(int tokens, int tp, bool fp8) {
   shape.micro_batch_size = 1;
   shape.seq_len = tokens;
   shape.tp = tp;
-  shape.fp8 = fp8;
+  shape.runtime.fp8 = fp8;
   return shape;
 }
 

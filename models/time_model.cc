@@ -155,7 +155,7 @@ double expert_s(const PassWork& pass, const HardwareConfig& hardware, const Trai
     double once = 0;
     if (call.kind != CollectiveKind::kAllToAll) {
       once = collective_s(call, etp, link_for_group(hardware, etp, 1));
-    } else if (shape.moe_dispatcher == MoeDispatcher::kDeepEp) {
+    } else if (shape.routing.dispatcher == MoeDispatcher::kDeepEp) {
       once = deepep_s(call, shape.ep, etp, hardware);
     } else {
       once = all_to_all_s(call.bytes, shape.ep, etp, hardware);
@@ -187,7 +187,7 @@ double tensor_parallel_s(const PassWork& pass, const HardwareConfig& hardware, c
   double exposed = 0, overlappable = 0;
   for (const CollectiveWork& call : pass.collectives) {
     const double seconds = call.count * collective_s(call, tp, link);
-    (shape.tp_comm_overlap && call.kind != CollectiveKind::kAllReduce ? overlappable : exposed) += seconds;
+    (shape.runtime.tp_comm_overlap && call.kind != CollectiveKind::kAllReduce ? overlappable : exposed) += seconds;
   }
   const double first_chunks = overlappable / tp;
   const double hidden = std::min(overlappable - first_chunks, gemm_s);

@@ -14,6 +14,7 @@
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/profile_file.h"
+#include "models/job_layout.h"
 #include "models/training_shape.h"
 #include "sim/search/activation_limit.h"
 #include "step/model_simulation.h"
@@ -45,9 +46,7 @@ struct PlanRequest {
   // (searched: every ep dividing the experts and t x c x d / etp, etp 1 or t),
   // and the routing's load (models::TrainingShape).
   std::optional<int> ep, etp;
-  double moe_load_imbalance = 1.0;
-  double moe_capacity_factor = 0;
-  models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
+  models::MoeRouting routing;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
   // Also try each recomputing candidate of a generated schedule with its
@@ -78,27 +77,12 @@ struct PlanRequest {
   bool prune = true;
 };
 
-struct PlanCandidate {
-  int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1, virtual_stages = 1;
-  int ep = 1, etp = 0;  // expert parallelism (etp 0: as t)
-  bool pipeline_first = false;  // ranks in Megatron's order tp-pp-dp (TrainingShape::pipeline_first_ranks)
-  double moe_load_imbalance = 1.0, moe_capacity_factor = 0;
-  models::MoeDispatcher moe_dispatcher = models::MoeDispatcher::kAllToAll;
-  std::string schedule;
+// One layout of the job (models::JobLayout: every knob set), with the
+// split and the figures its replay gave.
+struct PlanCandidate : models::JobLayout {
   // A searched order's limit on each rank's activations beside the cap
   // (ScheduleChoice::activation_limit); none: the cap's alone.
   std::optional<sim::ActivationLimit> activation_limit;
-  models::Recompute recompute = models::Recompute::kNone;
-  unsigned recompute_modules = models::kDefaultRecomputeModules;  // with selective
-  // Recomputation per stage (PipelineSetup::stage_recompute; `recompute` is
-  // then none); empty: `recompute` on every stage.
-  std::vector<models::Recompute> stage_recompute;
-  // Its recomputation runs as passes of their own before the backwards
-  // (PipelineSetup::recompute_in_bubbles).
-  bool recompute_in_bubbles = false;
-  bool sequence_parallel = false;
-  models::ZeroStage zero = models::ZeroStage::kNone;
-  models::RuntimeFlags runtime;  // the flags that applied to it
   step::StageSplit split{std::vector<int>{0, 1}};
   double iteration_time_s = 0;
   double tokens_per_s = 0;
@@ -126,8 +110,6 @@ struct PlanSearchResult {
   std::optional<PlanCandidate> lowest_peak;
 };
 
-// The training shape a candidate runs with.
-models::TrainingShape candidate_shape(const PlanCandidate& candidate, int seq_len);
 // What outputs call its recomputation: recompute_label, or with per-stage
 // recomputation models::stage_recompute_label; " in bubbles" after it
 // where it runs apart.
@@ -135,8 +117,6 @@ std::string candidate_recompute_label(const PlanCandidate& candidate);
 // What outputs call its schedule: the name, with a searched order's
 // activation limit ("ZBAuto 2p").
 std::string candidate_schedule_label(const PlanCandidate& candidate);
-// Whether some stage recomputes selectively (recompute_modules apply).
-bool recomputes_selective(const PlanCandidate& candidate);
 
 // Copies a simulation's figures (time, throughput, memory) into a candidate.
 void take_figures(const step::ModelSimulation& simulation, PlanCandidate& candidate);

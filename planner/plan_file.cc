@@ -1,6 +1,7 @@
 #include "planner/plan_file.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,7 +11,7 @@
 
 #include "common/error.h"
 #include "common/yaml_fields.h"
-#include "models/placement.h"
+#include "models/layout_fields.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
 #include "step/stage_split.h"
@@ -36,15 +37,6 @@ int read_count(const YAML::Node& root, const char* key, const std::string& path,
   return value;
 }
 
-double read_number(const YAML::Node& root, const char* key, const std::string& path) {
-  const YAML::Node node = root[key];
-  try {
-    return node.as<double>();
-  } catch (const YAML::Exception&) {
-    throw_at(path, node, fmt::format("'{}' must be a number", key));
-  }
-}
-
 std::string read_text(const YAML::Node& root, const char* key, const std::string& path,
                       const char* owner = "the plan") {
   const YAML::Node node = root[key];
@@ -52,21 +44,16 @@ std::string read_text(const YAML::Node& root, const char* key, const std::string
   return scalar_text(node, path, key);
 }
 
-bool read_flag(const YAML::Node& root, const char* key, const std::string& path) {
-  const std::string text = read_text(root, key, path);
-  if (text != "true" && text != "false") throw_at(path, root[key], fmt::format("'{}' must be true or false", key));
-  return text == "true";
-}
-
-// The runtime flags by their plan-file keys (written only when on; a file
-// without one means off).
-std::array<std::pair<const char*, bool*>, 6> runtime_fields(models::RuntimeFlags& runtime) {
-  return {{{"overlap_grad_reduce", &runtime.overlap_grad_reduce},
-           {"overlap_param_gather", &runtime.overlap_param_gather},
-           {"grad_reduce_in_bf16", &runtime.grad_reduce_in_bf16},
-           {"tp_comm_overlap", &runtime.tp_comm_overlap},
-           {"fp8", &runtime.fp8},
-           {"moe_a2a_overlap", &runtime.moe_a2a_overlap}}};
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  for (std::size_t comma = text.find(','); comma != std::string::npos; comma = text.find(',', start)) {
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  items.push_back(text.substr(start));
+  return items;
 }
 
 // A pipeline over several kinds: each segment's kind, stages and t; the
@@ -124,44 +111,21 @@ std::string write_plan_yaml(const PlanFile& file) {
   out << YAML::Key << "gpus" << YAML::Value << file.gpus();
   out << YAML::Key << "global_batch" << YAML::Value << file.global_batch;
   out << YAML::Key << "seq" << YAML::Value << file.seq_len;
-  out << YAML::Key << "tp" << YAML::Value << p.tp;
-  if (p.cp > 1) out << YAML::Key << "cp" << YAML::Value << p.cp;
-  out << YAML::Key << "pp" << YAML::Value << p.pp;
-  out << YAML::Key << "dp" << YAML::Value << p.dp;
-  // Expert parallelism, for models with experts (etp resolved: 0 is t).
-  if (p.ep > 1 || p.etp > 0) {
-    out << YAML::Key << "ep" << YAML::Value << p.ep;
-    out << YAML::Key << "etp" << YAML::Value << (p.etp > 0 ? p.etp : p.tp);
-  }
-  if (p.moe_load_imbalance != 1.0) out << YAML::Key << "moe_load_imbalance" << YAML::Value << p.moe_load_imbalance;
-  if (p.moe_capacity_factor > 0) out << YAML::Key << "moe_capacity_factor" << YAML::Value << p.moe_capacity_factor;
-  if (p.moe_dispatcher != models::MoeDispatcher::kAllToAll) {
-    out << YAML::Key << "moe_dispatcher" << YAML::Value << std::string(models::moe_dispatcher_name(p.moe_dispatcher));
-  }
-  out << YAML::Key << "micro_batch_size" << YAML::Value << p.micro_batch_size;
-  out << YAML::Key << "microbatches" << YAML::Value << p.microbatches;
-  if (p.pipeline_first)
-    out << YAML::Key << "rank_order" << YAML::Value << std::string(models::megatron_order_name(true));
-  out << YAML::Key << "schedule" << YAML::Value << p.schedule;
-  if (p.activation_limit) out << YAML::Key << "activation_limit" << YAML::Value << p.activation_limit->spelled();
-  out << YAML::Key << "virtual" << YAML::Value << p.virtual_stages;
-  out << YAML::Key << "recompute" << YAML::Value;
-  if (p.stage_recompute.empty()) {
-    out << std::string(models::recompute_name(p.recompute));
-  } else {
-    out << YAML::Flow << YAML::BeginSeq;
-    for (models::Recompute stage : p.stage_recompute) out << std::string(models::recompute_name(stage));
-    out << YAML::EndSeq;
-  }
-  if (p.recompute_in_bubbles) out << YAML::Key << "recompute_in_bubbles" << YAML::Value << "true";
-  if (recomputes_selective(p) && p.recompute_modules != models::kDefaultRecomputeModules) {
-    out << YAML::Key << "recompute_modules" << YAML::Value << models::recompute_modules_name(p.recompute_modules);
-  }
-  out << YAML::Key << "sequence_parallel" << YAML::Value << (p.sequence_parallel ? "true" : "false");
-  out << YAML::Key << "zero" << YAML::Value << static_cast<int>(p.zero);
-  models::RuntimeFlags runtime = p.runtime;
-  for (const auto& [key, on] : runtime_fields(runtime)) {
-    if (*on) out << YAML::Key << key << YAML::Value << "true";
+  for (const models::LayoutField& field : models::layout_fields()) {
+    const std::string text = field.write(p);
+    if (text.empty()) continue;
+    out << YAML::Key << std::string(field.key) << YAML::Value;
+    if (field.kind == models::FieldKind::kList && text.find(',') != std::string::npos) {
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const std::string& item : split_list(text)) out << item;
+      out << YAML::EndSeq;
+    } else {
+      out << text;
+    }
+    // A searched order's limit beside its schedule (sim/, not the layout's).
+    if (field.key == "schedule" && p.activation_limit) {
+      out << YAML::Key << "activation_limit" << YAML::Value << p.activation_limit->spelled();
+    }
   }
   out << YAML::Key << "layout" << YAML::Value << YAML::DoubleQuoted
       << (file.layout.empty() ? step::format_layout(p.split) : file.layout);
@@ -178,69 +142,60 @@ std::string write_plan_yaml(const PlanFile& file) {
 
 namespace {
 
+// The plan's own keys besides its layout's (models/layout_fields.h).
+constexpr std::array<std::string_view, 11> kPlanKeys{"model",  "hardware",         "segments", "gpus",
+                                                      "global_batch", "seq",       "activation_limit", "layout",
+                                                      "profile", "memory_cap_bytes", "predicted"};
+
+void check_plan_keys(const YAML::Node& root, const std::string& path) {
+  std::vector<std::string_view> known(kPlanKeys.begin(), kPlanKeys.end());
+  for (const models::LayoutField& field : models::layout_fields()) known.push_back(field.key);
+  check_keys(root, path, "the plan", known);
+}
+
+// Each layout field the file has, read through the table; a field the
+// writer always writes (a default layout's is not empty) must be there.
+void read_layout(const YAML::Node& root, const std::string& path, models::JobLayout& layout) {
+  const models::JobLayout defaults;
+  for (const models::LayoutField& field : models::layout_fields()) {
+    const std::string key(field.key);
+    const YAML::Node node = root[key];
+    if (!node) {
+      if (!field.write(defaults).empty()) throw_at(path, root, fmt::format("the plan has no '{}'", key));
+      continue;
+    }
+    const std::string name = fmt::format("'{}'", key);
+    if (field.kind == models::FieldKind::kList && node.IsSequence()) {
+      // One setting per stage, in stage order.
+      const std::vector<std::string> items = scalar_or_list(node, path, key);
+      try {
+        field.read(fmt::format("{}", fmt::join(items, ",")), name, layout);
+      } catch (const InputError& error) {
+        throw_at(path, node, error.what());
+      }
+      if (items.size() == 1) {
+        layout.stage_recompute = {layout.recompute};
+        layout.recompute = models::Recompute::kNone;
+      }
+      continue;
+    }
+    parse_at(node, path, key, [&](std::string_view text, std::string_view) { field.read(text, name, layout); });
+  }
+}
+
 PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   if (!root.IsMap()) throw_at(path, root, "a plan file is a map (write one with pipeplan plan --out)");
-  check_keys(root, path, "the plan",
-             {"model",
-              "hardware",
-              "segments",
-              "gpus",
-              "global_batch",
-              "seq",
-              "tp",
-              "cp",
-              "pp",
-              "dp",
-              "ep",
-              "etp",
-              "moe_load_imbalance",
-              "moe_capacity_factor",
-              "moe_dispatcher",
-              "micro_batch_size",
-              "microbatches",
-              "rank_order",
-              "schedule",
-              "activation_limit",
-              "virtual",
-              "recompute",
-              "recompute_in_bubbles",
-              "recompute_modules",
-              "sequence_parallel",
-              "zero",
-              "overlap_grad_reduce",
-              "overlap_param_gather",
-              "grad_reduce_in_bf16",
-              "tp_comm_overlap",
-              "fp8",
-              "moe_a2a_overlap",
-              "layout",
-              "profile",
-              "memory_cap_bytes",
-              "predicted"});
+  check_plan_keys(root, path);
   PlanFile file;
   file.model = read_text(root, "model", path);
   file.hardware = read_text(root, "hardware", path);
   file.global_batch = read_count(root, "global_batch", path);
   file.seq_len = read_count(root, "seq", path);
   PlanCandidate& p = file.plan;
-  p.tp = read_count(root, "tp", path);
-  p.cp = root["cp"] ? read_count(root, "cp", path) : 1;
-  p.pp = read_count(root, "pp", path);
-  p.dp = read_count(root, "dp", path);
-  p.ep = root["ep"] ? read_count(root, "ep", path) : 1;
-  p.etp = root["etp"] ? read_count(root, "etp", path) : 0;
-  if (root["moe_load_imbalance"]) p.moe_load_imbalance = read_number(root, "moe_load_imbalance", path);
-  if (root["moe_capacity_factor"]) p.moe_capacity_factor = read_number(root, "moe_capacity_factor", path);
-  if (root["moe_dispatcher"]) {
-    p.moe_dispatcher = parse_at(
-        root["moe_dispatcher"], path, "moe_dispatcher",
-        [](std::string_view text, std::string_view) { return models::parse_moe_dispatcher(text, "'moe_dispatcher'"); });
-  }
-  p.micro_batch_size = read_count(root, "micro_batch_size", path);
-  p.microbatches = read_count(root, "microbatches", path);
-  p.schedule = std::string(
-      parse_at(root["schedule"] ? root["schedule"] : root, path, "schedule",
-               [](std::string_view text, std::string_view) { return sim::find_schedule_family(text).name; }));
+  read_layout(root, path, p);
+  p.schedule = std::string(parse_at(root["schedule"], path, "schedule", [](std::string_view text, std::string_view) {
+    return sim::find_schedule_family(text).name;
+  }));
   if (root["activation_limit"]) {
     if (!sim::is_searched(sim::find_schedule_family(p.schedule))) {
       throw_at(path, root["activation_limit"],
@@ -253,58 +208,20 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
                                     return sim::parse_activation_limit(text, "'activation_limit'");
                                   });
   }
-  if (!root["recompute"]) throw_at(path, root, "the plan has no 'recompute'");
-  p.virtual_stages = read_count(root, "virtual", path);
-  const YAML::Node recompute = root["recompute"];
-  if (recompute.IsSequence()) {
-    // One setting per stage, in stage order.
-    const std::size_t stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.virtual_stages);
-    if (recompute.size() != stages) {
-      throw_at(path, recompute,
-               fmt::format("'recompute' lists {} stages' settings and the plan has {} stages (pp x virtual)",
-                           recompute.size(), stages));
-    }
-    for (const YAML::Node& stage : recompute) {
-      p.stage_recompute.push_back(parse_at(stage, path, "recompute", [](std::string_view text, std::string_view) {
-        return models::parse_recompute(text, "each of 'recompute''s stages");
-      }));
-    }
-  } else {
-    p.recompute = parse_at(recompute, path, "recompute", [](std::string_view text, std::string_view) {
-      return models::parse_recompute(text, "'recompute'");
-    });
+  const std::size_t chunks = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.virtual_stages);
+  if (!p.stage_recompute.empty() && p.stage_recompute.size() != chunks) {
+    throw_at(path, root["recompute"],
+             fmt::format("'recompute' lists {} stages' settings and the plan has {} stages (pp x virtual)",
+                         p.stage_recompute.size(), chunks));
   }
-  if (root["recompute_modules"]) {
-    if (!recomputes_selective(p)) {
-      throw_at(path, root["recompute_modules"], "'recompute_modules' needs 'recompute: selective' (on some stage)");
-    }
-    p.recompute_modules =
-        parse_at(root["recompute_modules"], path, "recompute_modules", [](std::string_view text, std::string_view) {
-          return models::parse_recompute_modules(text, "'recompute_modules'");
-        });
+  if (root["recompute_modules"] && !p.recomputes_selective()) {
+    throw_at(path, root["recompute_modules"], "'recompute_modules' needs 'recompute: selective' (on some stage)");
   }
-  if (root["rank_order"]) {
-    p.pipeline_first = parse_at(root["rank_order"], path, "rank_order", [](std::string_view text, std::string_view) {
-      return models::parse_megatron_order(text, "'rank_order'");
-    });
-    if (p.pipeline_first && (p.cp > 1 || p.etp > 0)) {
-      throw_at(path, root["rank_order"], "'rank_order: tp-pp-dp' takes cp 1 and no experts, as Megatron asserts");
-    }
+  if (p.pipeline_first && (p.cp > 1 || p.etp > 0)) {
+    throw_at(path, root["rank_order"], "'rank_order: tp-pp-dp' takes cp 1 and no experts, as Megatron asserts");
   }
-  if (root["recompute_in_bubbles"]) {
-    p.recompute_in_bubbles = read_flag(root, "recompute_in_bubbles", path);
-    if (p.recompute_in_bubbles && p.recompute == models::Recompute::kNone &&
-        std::none_of(p.stage_recompute.begin(), p.stage_recompute.end(),
-                     [](models::Recompute stage) { return stage != models::Recompute::kNone; })) {
-      throw_at(path, root["recompute_in_bubbles"], "'recompute_in_bubbles' needs a recomputation ('recompute')");
-    }
-  }
-  p.sequence_parallel = read_flag(root, "sequence_parallel", path);
-  const int zero = read_int(root, "zero", path);
-  if (zero < 0 || zero > 3) throw_at(path, root["zero"], "'zero' must be 0..3");
-  p.zero = static_cast<models::ZeroStage>(zero);
-  for (const auto& [key, flag] : runtime_fields(p.runtime)) {
-    if (root[key]) *flag = read_flag(root, key, path);
+  if (p.recompute_in_bubbles && !p.recomputes()) {
+    throw_at(path, root["recompute_in_bubbles"], "'recompute_in_bubbles' needs a recomputation ('recompute')");
   }
   if (root["segments"]) file.segments = read_segments(root, p, path);
   if (file.gpus() != read_int(root, "gpus", path)) {

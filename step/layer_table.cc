@@ -42,7 +42,7 @@ std::vector<models::LayerTimes> modelled_times(const models::ModelLayers& layers
 
 const models::HardwareConfig& checked_precision(const models::HardwareConfig& hardware,
                                                 const models::TrainingShape& shape) {
-  if (shape.fp8 && hardware.gpu.peak_flops_fp8 <= 0) {
+  if (shape.runtime.fp8 && hardware.gpu.peak_flops_fp8 <= 0) {
     throw InputError(fmt::format("--precision fp8: {} has no FP8 tensor cores (gpu.peak_flops.fp8 is 0); use "
                                  "--precision bf16",
                                  hardware.name));

@@ -175,7 +175,7 @@ ModelSimulation simulate_rank_platforms(const sim::Schedule& schedule, const Mod
         platform.shape);
     result.gradient_sync_s = std::max(result.gradient_sync_s, overhead.gradient_sync_s);
     result.optimizer_step_s = std::max(result.optimizer_step_s, overhead.optimizer_step_s);
-    overlapped = overlapped || platform.shape.overlap_grad_reduce || platform.shape.overlap_param_gather;
+    overlapped = overlapped || platform.shape.runtime.overlap_grad_reduce || platform.shape.runtime.overlap_param_gather;
     kind_gpus[platform.hardware] += platform.shape.tp * platform.shape.cp * platform.shape.dp;
     limits.push_back(setup.memory_cap_bytes > 0 ? setup.memory_cap_bytes
                                                 : platform.hardware->gpu.usable_memory_bytes());
@@ -284,8 +284,8 @@ ModelSimulation simulate_expanded(const models::ModelLayers& layers, const model
           ? sim::searched_schedule_shape(std::string(family.name), setup.pp, setup.microbatches)
           : run_schedule(setup.schedule,
                          {setup.pp, setup.microbatches, setup.virtual_stages, setup.microbatch_group_size},
-                         setup.shape.moe_a2a_overlap);
-  if (setup.shape.moe_a2a_overlap) {
+                         setup.shape.runtime.moe_a2a_overlap);
+  if (setup.shape.runtime.moe_a2a_overlap) {
     sim::check_pairs_forward_backward(sim::find_schedule_family(setup.schedule).name, schedule.virtual_stages());
   }
   StageSplit split = setup.split ? *setup.split : even_split(layers.transformer_layers(), schedule.stages);

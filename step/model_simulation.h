@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/hardware.h"
+#include "models/job_layout.h"
 #include "models/layers.h"
 #include "models/model_config.h"
 #include "models/profile_file.h"
@@ -27,12 +28,10 @@
 
 namespace pipeplan::step {
 
-struct PipelineSetup {
+// The pipeline's layout (p, v, micro-batches, schedule, per-stage
+// recomputation) with the shape its ranks train with and how to cost it.
+struct PipelineSetup : models::PipelineLayout {
   models::TrainingShape shape;   // micro-batch, sequence, t, d, SP, recompute, ZeRO
-  int pp = 1;
-  int virtual_stages = 0;        // 0: the schedule's default
-  int microbatches = 1;          // per iteration, per data-parallel replica
-  std::string schedule = "1F1B";
   int microbatch_group_size = 0;  // Interleaved1F1B's; 0: the generator's default
   std::optional<StageSplit> split;  // default: Megatron's even split
   // Measured costs in place of the time model (and its link fit, if any).
@@ -48,13 +47,6 @@ struct PipelineSetup {
   // the memory cap (or the GPU's usable memory) leaves beside static bytes.
   std::optional<sim::ActivationLimit> activation_limit;
   std::string activation_limit_source = "--activation-limit";  // what outputs call it
-  // Recomputation as RECOMPUTE actions before the backwards
-  // (sim::SimulationOptions::recompute_in_bubbles).
-  bool recompute_in_bubbles = false;
-  // Recomputation per stage (p x v settings, in stage order), each stage's
-  // layers costed with its own and selective with shape.recompute_modules;
-  // empty: shape.recompute on every stage.
-  std::vector<models::Recompute> stage_recompute;
 };
 
 struct MemoryBreakdown {

@@ -62,8 +62,8 @@ double param_gather_s(RankParams params, const models::HardwareConfig& hardware,
 // Not overlapped, the whole synchronisation waits for the pipeline; the
 // overlapped parts are bounded below by nothing.
 double gradient_sync_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  return (shape.overlap_grad_reduce ? 0 : gradient_reduce_s(params, hardware, shape)) +
-         (shape.overlap_param_gather ? 0 : param_gather_s(params, hardware, shape));
+  return (shape.runtime.overlap_grad_reduce ? 0 : gradient_reduce_s(params, hardware, shape)) +
+         (shape.runtime.overlap_param_gather ? 0 : param_gather_s(params, hardware, shape));
 }
 
 // A share of a chunk's parameters and when it is ready to reduce (its
@@ -211,7 +211,7 @@ double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedul
     for (int stage = 0; stage < schedule.stages; ++stage) {
       if (schedule.rank_of(stage) == rank) add_pieces(reduce, gather, report, schedule, costs, split, stage);
     }
-    if (shape.overlap_grad_reduce) {
+    if (shape.runtime.overlap_grad_reduce) {
       // Each piece goes on the data-parallel link (one at a time) once its
       // gradients are final; what is still running when the pipeline ends
       // is exposed. Over the network each direction of the port carries
@@ -233,7 +233,7 @@ double overlapped_sync_s(const sim::SimulationReport& report, const sim::Schedul
       reduce_exposed = std::max(reduce_exposed, exposed);
       rank_contention += models::contention_s(std::max(0.0, busy - exposed), hardware.gpu);
     }
-    if (shape.overlap_param_gather) {
+    if (shape.runtime.overlap_param_gather) {
       // Issued at the step's start, one at a time in the order the forward
       // needs them; the step waits for the latest one a forward needs. (The
       // first forward waits for its own gather before any message.)

@@ -42,7 +42,7 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
   }
   plan.model = models::load_model(plan.file.model);
   plan.hardware = models::load_platform(plan.file.hardware);
-  plan.shape = planner::candidate_shape(candidate, plan.file.seq_len);
+  plan.shape = models::shape_of(candidate, plan.file.seq_len);
   // A searched order is known only with the costs it is searched for: its
   // shape now, the order once rank 0 has predicted (share_searched_order).
   plan.searched_order = sim::is_searched(sim::find_schedule_family(candidate.schedule));
@@ -56,7 +56,7 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
   plan.shape.micro_batch_size *= static_cast<int>(scale);
   plan.lowered = sim::lower_communication(schedule, sim::RecvPlacement::kBeforeUse);
   const models::ModelLayers layers =
-      models::expand_layers(plan.model, planner::candidate_shape(candidate, plan.file.seq_len));
+      models::expand_layers(plan.model, models::shape_of(candidate, plan.file.seq_len));
   plan.split = plan.file.layout.empty()
                    ? candidate.split
                    : step::split_from_layout(plan.file.layout, layers.transformer_layers(), schedule.stages);

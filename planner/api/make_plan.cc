@@ -65,9 +65,10 @@ PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, cons
   const PlanCandidate& best = report.best_plan;
   report.cluster = models::hardware_as_cluster(request.hardware, request.gpus);
   // The search kept tensor parallelism in its NVLink domain unless allowed out.
-  report.placement =
-      models::place_job(report.cluster, {best.tp, best.cp, best.pp, best.dp, best.ep, best.ep > 1 ? best.etp : 0},
-                        models::megatron_rank_order(best.pipeline_first), true);
+  // A plan without experts to fold may still carry their t (etp).
+  models::JobLayout placed = best;
+  if (placed.ep == 1) placed.etp = 0;
+  report.placement = models::place_job(report.cluster, placed, models::megatron_rank_order(best.pipeline_first), true);
   report.torchtitan = torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
   report.megatron_bridge = megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
   return report;

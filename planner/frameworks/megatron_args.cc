@@ -46,7 +46,7 @@ std::string expert_arguments(const PlanCandidate& plan, const models::ModelConfi
       " --num-experts {} --moe-router-topk {} --moe-ffn-hidden-size {} --expert-model-parallel-size {} "
       "--expert-tensor-parallel-size {} --moe-token-dispatcher-type {} --moe-grouped-gemm",
       moe.experts, moe.top_k, moe.expert_ffn, plan.ep, plan.etp > 0 ? plan.etp : plan.tp,
-      plan.moe_dispatcher == models::MoeDispatcher::kDeepEp ? "flex --moe-enable-deepep" : "alltoall");
+      plan.routing.dispatcher == models::MoeDispatcher::kDeepEp ? "flex --moe-enable-deepep" : "alltoall");
   if (moe.router_groups > 0) {
     args += fmt::format(" --moe-router-num-groups {} --moe-router-group-topk {}", moe.router_groups,
                         moe.router_group_top_k);
@@ -57,8 +57,8 @@ std::string expert_arguments(const PlanCandidate& plan, const models::ModelConfi
   if (moe.dense_layers > 0) {
     args += fmt::format(" --moe-layer-freq \"([0]*{}+[1]*{})\"", moe.dense_layers, model.layers - moe.dense_layers);
   }
-  if (plan.moe_capacity_factor > 0) {
-    args += fmt::format(" --moe-expert-capacity-factor {} --moe-token-drop-policy probs", plan.moe_capacity_factor);
+  if (plan.routing.capacity_factor > 0) {
+    args += fmt::format(" --moe-expert-capacity-factor {} --moe-token-drop-policy probs", plan.routing.capacity_factor);
   }
   return args;
 }

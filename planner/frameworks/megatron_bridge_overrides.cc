@@ -79,14 +79,14 @@ std::string recompute_fields(const PlanCandidate& plan, FrameworkRefusals& refus
 // Megatron-core's MoE fields for the experts' parallelism and dispatch;
 // the experts themselves are the recipe's model's.
 std::string expert_fields(const PlanCandidate& plan) {
-  const bool deepep = plan.moe_dispatcher == models::MoeDispatcher::kDeepEp;
+  const bool deepep = plan.routing.dispatcher == models::MoeDispatcher::kDeepEp;
   std::string text = fmt::format(
       "  expert_model_parallel_size: {}\n  expert_tensor_parallel_size: {}\n  moe_token_dispatcher_type: {}\n"
       "{}  moe_grouped_gemm: true\n  moe_expert_capacity_factor: {}\n",
       plan.ep, plan.etp > 0 ? plan.etp : plan.tp, deepep ? "flex" : "alltoall",
       deepep ? "  moe_flex_dispatcher_backend: deepep\n" : "",
-      plan.moe_capacity_factor > 0 ? fmt::format("{}", plan.moe_capacity_factor) : "null");
-  if (plan.moe_capacity_factor > 0) text += "  moe_token_drop_policy: probs\n";
+      plan.routing.capacity_factor > 0 ? fmt::format("{}", plan.routing.capacity_factor) : "null");
+  if (plan.routing.capacity_factor > 0) text += "  moe_token_drop_policy: probs\n";
   return text + fmt::format("  overlap_moe_expert_parallel_comm: {}\n", yaml_bool(plan.runtime.moe_a2a_overlap));
 }
 

@@ -175,7 +175,7 @@ std::string expert_lines(const PlanCandidate& plan, FrameworkRefusals& refusals)
                     "ranks when expert_parallel_degree is 1 (less memory, more communication)",
                     etp, plan.tp));
   }
-  if (plan.moe_dispatcher == models::MoeDispatcher::kDeepEp) {
+  if (plan.routing.dispatcher == models::MoeDispatcher::kDeepEp) {
     if (plan.ep == 1 || etp > 1) {
       refusals.refuse(
           fmt::format("DeepEP dispatch with ep {} and etp {}: torchtitan's DeepEP backend needs "
@@ -193,11 +193,11 @@ std::string expert_lines(const PlanCandidate& plan, FrameworkRefusals& refusals)
         "all-to-all beside another micro-batch's passes (--moe-a2a-overlap): torchtitan overlaps it under "
         "DualPipeV only (pipeline_parallel_expert_parallel_overlap), so it runs exposed");
   }
-  if (plan.moe_capacity_factor > 0) {
+  if (plan.routing.capacity_factor > 0) {
     refusals.note(
         fmt::format("expert capacity factor {}: torchtitan's experts drop no tokens (it has no capacity), "
                     "so they take every routed token",
-                    plan.moe_capacity_factor));
+                    plan.routing.capacity_factor));
   }
   return text;
 }

@@ -171,7 +171,7 @@ void MixedCandidates::add(const MixedPipeline& pipeline, int d, int b, const Rec
   models::TrainingShape shape = group_shape(request_, group, zero, recompute);
   shape.sequence_parallel = request_.sequence_parallel.value_or(true);
   // Flags that apply with t > 1 as asked: segment_shape keeps them where its t allows.
-  shape.tp_comm_overlap = request_.runtime.tp_comm_overlap && shape.sequence_parallel;
+  shape.runtime.tp_comm_overlap = request_.runtime.tp_comm_overlap && shape.sequence_parallel;
   MixedLayout layout{pipeline, d, b, group.microbatches, recompute, shape, {}};
   for (const KindSegment& segment : pipeline.segments) {
     layout.segment_layers.push_back(&layers_of(segment.pool, segment_shape(shape, segment)));

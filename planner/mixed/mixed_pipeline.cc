@@ -65,7 +65,7 @@ models::TrainingShape segment_shape(const models::TrainingShape& shape, const Ki
   models::TrainingShape result = shape;
   result.tp = segment.tp;
   result.sequence_parallel = shape.sequence_parallel && segment.tp > 1;
-  result.tp_comm_overlap = shape.tp_comm_overlap && result.sequence_parallel;
+  result.runtime.tp_comm_overlap = shape.runtime.tp_comm_overlap && result.sequence_parallel;
   result.pipeline_first_ranks = 0;
   return result;
 }
@@ -73,7 +73,7 @@ models::TrainingShape segment_shape(const models::TrainingShape& shape, const Ki
 step::PipelineSetup mixed_setup(const PlanCandidate& plan, int seq_len) {
   step::PipelineSetup setup = plan_setup(plan, seq_len);
   setup.shape.sequence_parallel = plan.sequence_parallel;
-  setup.shape.tp_comm_overlap = plan.runtime.tp_comm_overlap && plan.sequence_parallel;
+  setup.shape.runtime.tp_comm_overlap = plan.runtime.tp_comm_overlap && plan.sequence_parallel;
   return setup;
 }
 

@@ -10,15 +10,10 @@
 namespace pipeplan::planner {
 step::PipelineSetup plan_setup(const PlanCandidate& plan, int seq_len) {
   step::PipelineSetup setup;
-  setup.shape = candidate_shape(plan, seq_len);
-  setup.pp = plan.pp;
-  setup.virtual_stages = plan.virtual_stages;
-  setup.microbatches = plan.microbatches;
-  setup.schedule = plan.schedule;
-  setup.stage_recompute = plan.stage_recompute;
+  static_cast<models::PipelineLayout&>(setup) = plan;
+  setup.shape = models::shape_of(plan, seq_len);
   setup.activation_limit = plan.activation_limit;
   setup.activation_limit_source = "the plan's activation_limit";
-  setup.recompute_in_bubbles = plan.recompute_in_bubbles;
   return setup;
 }
 
@@ -52,7 +47,7 @@ step::ModelSimulation replay_plan(const PlanFile& file, const models::ModelConfi
 void fill_even_split(PlanReport& report, const PlanRequest& request) {
   PlanCandidate even = report.best_plan;
   const models::ModelLayers layers =
-      models::expand_layers(request.model, candidate_shape(even, request.seq_len));
+      models::expand_layers(request.model, models::shape_of(even, request.seq_len));
   try {
     even.split = step::even_split(layers.transformer_layers(), even.pp * even.virtual_stages);
   } catch (const InputError& error) {

@@ -357,7 +357,7 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending, bool& 
       searched
           ? sim::searched_schedule_shape(context.choice.name, group.pp, group.microbatches)
           : step::run_schedule(context.choice.name, {group.pp, group.microbatches, context.choice.virtual_stages, 0},
-                               layers.shape.moe_a2a_overlap);
+                               layers.shape.runtime.moe_a2a_overlap);
   std::vector<const step::LayerTable*> tables(static_cast<std::size_t>(schedule.stages), &layers.table());
   std::vector<models::Recompute> stage_recompute;
   if (pending.stage_settings > 0) {

@@ -19,19 +19,19 @@ void check_fixed_experts(const PlanRequest& request) {
     models::TrainingShape shape;
     shape.ep = request.ep.value_or(1);
     shape.etp = request.etp.value_or(request.ep ? 1 : 0);  // an --ep given, even 1, is refused too
-    shape.moe_load_imbalance = request.moe_load_imbalance;
-    shape.moe_capacity_factor = request.moe_capacity_factor;
-    shape.moe_dispatcher = request.moe_dispatcher;
-    shape.moe_a2a_overlap = request.runtime.moe_a2a_overlap;
+    shape.routing.load_imbalance = request.routing.load_imbalance;
+    shape.routing.capacity_factor = request.routing.capacity_factor;
+    shape.routing.dispatcher = request.routing.dispatcher;
+    shape.runtime.moe_a2a_overlap = request.runtime.moe_a2a_overlap;
     models::check_expert_parallel(model, shape);
     return;
   }
   // The shape-free checks, as every candidate's expansion makes them; the
   // imbalance applies to the candidates with ep > 1.
-  models::check_routing(model, request.moe_load_imbalance, request.moe_capacity_factor);
+  models::check_routing(model, request.routing.load_imbalance, request.routing.capacity_factor);
   models::TrainingShape shape;
   shape.ep = request.ep.value_or(1);
-  if (request.ep) shape.moe_load_imbalance = request.moe_load_imbalance;
+  if (request.ep) shape.routing.load_imbalance = request.routing.load_imbalance;
   if (request.etp && *request.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *request.etp));
   if (shape.ep >= 1 && model.moe.experts % shape.ep != 0) {
     std::vector<int> valid;
@@ -49,7 +49,7 @@ void check_fixed_experts(const PlanRequest& request) {
                                       request.virtual_stages.value_or(0));
   }
   // DeepEP applies where ep > 1; a fixed --ep 1 leaves it nothing to route.
-  if (request.ep) shape.moe_dispatcher = request.moe_dispatcher;
+  if (request.ep) shape.routing.dispatcher = request.routing.dispatcher;
   models::check_expert_parallel(model, shape);
   if (request.etp && request.tp && *request.tp % *request.etp != 0) {
     throw InputError(

@@ -236,18 +236,18 @@ void add_runtime_warnings(const PlanRequest& request, const PlanCandidate& best,
        fmt::format(
            "--moe-a2a-overlap (it pairs Interleaved1F1B's passes with v >= 2; the best plan runs {} with v = {})",
            best.schedule, best.virtual_stages)},
-      {request.moe_dispatcher == models::MoeDispatcher::kDeepEp, best.moe_dispatcher == models::MoeDispatcher::kDeepEp,
+      {request.routing.dispatcher == models::MoeDispatcher::kDeepEp, best.routing.dispatcher == models::MoeDispatcher::kDeepEp,
        "--moe-dispatcher deepep (it routes across an expert-parallel group; the best plan has ep 1)"},
-      {request.moe_load_imbalance != 1.0, best.ep > 1,
+      {request.routing.load_imbalance != 1.0, best.ep > 1,
        "--moe-load-imbalance (it is the busiest expert-parallel rank's share; the best plan has ep 1)"}};
   for (const auto& [asked_for, applied, name] : flags) {
     if (asked_for && !applied) warnings.push_back(fmt::format("{} does not apply to the best plan", name));
   }
-  if (best.ep > 1 && best.moe_load_imbalance < request.moe_load_imbalance) {
+  if (best.ep > 1 && best.routing.load_imbalance < request.routing.load_imbalance) {
     warnings.push_back(
         fmt::format("--moe-load-imbalance {} is applied as {} to the best plan: the busiest of its "
                     "ep = {} ranks gets at most {} x the average",
-                    request.moe_load_imbalance, best.moe_load_imbalance, best.ep, best.ep));
+                    request.routing.load_imbalance, best.routing.load_imbalance, best.ep, best.ep));
   }
 }
 

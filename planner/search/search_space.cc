@@ -388,10 +388,10 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.ep = group.ep;
   shape.etp = group.etp;
   // The busiest of ep ranks gets at most ep x the average (1 with ep 1).
-  shape.moe_load_imbalance = std::min(request.moe_load_imbalance, static_cast<double>(group.ep));
-  shape.moe_capacity_factor = request.moe_capacity_factor;
+  shape.routing.load_imbalance = std::min(request.routing.load_imbalance, static_cast<double>(group.ep));
+  shape.routing.capacity_factor = request.routing.capacity_factor;
   // DeepEP routes across an expert-parallel group; with ep 1 there is none.
-  shape.moe_dispatcher = group.ep > 1 ? request.moe_dispatcher : models::MoeDispatcher::kAllToAll;
+  shape.routing.dispatcher = group.ep > 1 ? request.routing.dispatcher : models::MoeDispatcher::kAllToAll;
   // Megatron's advice: sequence parallelism with tensor parallelism; a
   // profile measured its shard without it.
   shape.sequence_parallel = request.sequence_parallel.value_or(group.tp > 1 && !request.profile) && group.tp > 1;
@@ -407,27 +407,22 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
 PlanCandidate describe_candidate(const SearchGroup& group, const models::TrainingShape& shape,
                                  const ScheduleChoice& choice) {
   PlanCandidate candidate;
+  // The shape's settings and the runtime flags that applied to it; the
+  // degrees are the group's (a pipeline over kinds has a shape per kind).
+  static_cast<models::RankLayout&>(candidate) = shape;
   candidate.tp = group.tp;
   candidate.cp = group.cp;
-  candidate.pp = group.pp;
   candidate.dp = group.dp;
   candidate.ep = group.ep;
   candidate.etp = group.etp;
-  candidate.pipeline_first = group.pipeline_first;
-  candidate.moe_load_imbalance = shape.moe_load_imbalance;
-  candidate.moe_capacity_factor = shape.moe_capacity_factor;
-  candidate.moe_dispatcher = shape.moe_dispatcher;
   candidate.micro_batch_size = group.micro_batch_size;
+  candidate.pp = group.pp;
+  candidate.pipeline_first = group.pipeline_first;
   candidate.microbatches = group.microbatches;
   candidate.virtual_stages = choice.virtual_stages;
   candidate.schedule = choice.name;
   candidate.activation_limit = choice.activation_limit;
   candidate.recompute_in_bubbles = choice.recompute_in_bubbles;
-  candidate.recompute = shape.recompute;
-  candidate.recompute_modules = shape.recompute_modules;
-  candidate.sequence_parallel = shape.sequence_parallel;
-  candidate.zero = shape.zero;
-  candidate.runtime = shape.runtime();
   // The all-to-all overlap applies to the schedules that pair.
   candidate.runtime.moe_a2a_overlap =
       candidate.runtime.moe_a2a_overlap &&

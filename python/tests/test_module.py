@@ -158,4 +158,4 @@ def test_help_lists_every_keyword_with_its_text():
         doc = getattr(pipeplan, command).__doc__
         for keyword in pipeplan.options(command):
             assert f"    {keyword}: " in doc, (command, keyword)
-    assert "micro_batch_size: Fix the micro-batch size" in pipeplan.plan.__doc__
+    assert "micro_batch_size: Sequences per micro-batch b [default: searched]" in pipeplan.plan.__doc__

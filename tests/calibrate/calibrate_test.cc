@@ -101,10 +101,10 @@ TEST(Calibrate, PublishedMoeRunIsReadWithItsExpertLayoutAndPredicted) {
   const std::vector<MeasuredRun> runs =
       read_runs_yaml(testing::kConfigs + "/calibration/megatron-bridge-25.11-moe.yaml");
   ASSERT_EQ(runs.size(), 1u);
-  EXPECT_EQ(runs[0].ep, 32);
-  EXPECT_EQ(runs[0].etp, 1);
-  EXPECT_TRUE(runs[0].moe_a2a_overlap);
-  EXPECT_EQ(runs[0].moe_dispatcher, models::MoeDispatcher::kAllToAll);
+  EXPECT_EQ(runs[0].job.ep, 32);
+  EXPECT_EQ(runs[0].job.etp, 1);
+  EXPECT_TRUE(runs[0].job.runtime.moe_a2a_overlap);
+  EXPECT_EQ(runs[0].job.routing.dispatcher, models::MoeDispatcher::kAllToAll);
   const step::PipelineSetup setup = run_setup(runs[0], models::load_model("qwen3-235b-a22b"));
   ASSERT_TRUE(setup.split.has_value());
   EXPECT_EQ(setup.shape.ep, 32);
@@ -135,8 +135,8 @@ TEST(Calibrate, TheSameRecipeAtHalfTheChunksTakesTheSameTime) {
   };
   const RunPrediction vp12 = first("dgx-h100-nemo-fp8.yaml");
   const RunPrediction vp6 = first("nemo-24.07-fp8.yaml");
-  ASSERT_EQ(vp12.run.vp, 12);
-  ASSERT_EQ(vp6.run.vp, 6);
+  ASSERT_EQ(vp12.run.job.virtual_stages, 12);
+  ASSERT_EQ(vp6.run.job.virtual_stages, 6);
   EXPECT_NEAR(vp6.predicted_s / vp12.predicted_s, 5.642 / 5.626, 0.02);
 }
 

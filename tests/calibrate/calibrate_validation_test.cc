@@ -44,7 +44,7 @@ TEST(CalibrateValidation, AComparisonIsAPipelineOnlyRunOfItsPlan) {
   EXPECT_TRUE(run.pipeline_only);
   EXPECT_EQ(run.model, "gpt2-small");
   EXPECT_EQ(run.hardware, "cpu");
-  EXPECT_EQ(run.pp, 2);
+  EXPECT_EQ(run.job.pp, 2);
   EXPECT_EQ(run.gpus, 2);
   EXPECT_EQ(run.seq, 128);
   EXPECT_DOUBLE_EQ(run.step_time_s, 0.5);

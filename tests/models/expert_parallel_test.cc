@@ -72,15 +72,15 @@ TEST(ExpertParallel, TokensPerExpertMakeOneGroupedGemmPerMatrix) {
   // The busiest rank's share sets the pace: 1.25 x the average, and its
   // own draws' spread.
   TrainingShape skewed = deepseek_shape(8, 1);
-  skewed.moe_load_imbalance = 1.25;
+  skewed.routing.load_imbalance = 1.25;
   EXPECT_DOUBLE_EQ(grouped(moe_layer(expand_layers(model, skewed)).forward)[0].m,
                    512 * busiest(model, 8, 8 * 2048, 1.25));
   // A capacity factor drops what is over it.
-  skewed.moe_capacity_factor = 1.1;
+  skewed.routing.capacity_factor = 1.1;
   EXPECT_DOUBLE_EQ(grouped(moe_layer(expand_layers(model, skewed)).forward)[0].m, 512 * 1.1);
   // Model FLOPs count every token at the average load: the busiest rank's
   // excess is time, not useful work.
-  skewed.moe_capacity_factor = 0;
+  skewed.routing.capacity_factor = 0;
   EXPECT_NEAR(model_flops_per_microbatch(expand_layers(model, skewed), skewed) /
                   model_flops_per_microbatch(expand_layers(model, deepseek_shape(8, 1)), deepseek_shape(8, 1)),
               1.0, 1e-12);
@@ -97,7 +97,7 @@ TEST(ExpertParallel, DroppedTokensAreNotModelWork) {
   const ModelConfig model = load_model("deepseek-v3");
   const TrainingShape full = deepseek_shape(8, 1);
   TrainingShape dropping = full;
-  dropping.moe_capacity_factor = 0.8;
+  dropping.routing.capacity_factor = 0.8;
   const LayerCost kept = moe_layer(expand_layers(model, full));
   double routed = 0;
   for (const GemmWork& gemm : grouped(kept.forward)) routed += gemm.flops();
@@ -241,23 +241,23 @@ TEST(ExpertParallel, RefusesLayoutsTheFoldingCannotRun) {
   shape.zero = ZeroStage::kGradients;
   expect_refused(deepseek, shape, "--zero 2 shards over the d x c weight replicas");
   shape = deepseek_shape(8, 1);
-  shape.moe_load_imbalance = 0.9;
+  shape.routing.load_imbalance = 0.9;
   expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1 (balanced) and 32");
-  shape.moe_load_imbalance = 33;  // 256 experts / top-8: all the tokens on one rank at most
+  shape.routing.load_imbalance = 33;  // 256 experts / top-8: all the tokens on one rank at most
   expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1 (balanced) and 32");
-  shape.moe_load_imbalance = std::numeric_limits<double>::infinity();
+  shape.routing.load_imbalance = std::numeric_limits<double>::infinity();
   expect_refused(deepseek, shape, "--moe-load-imbalance must be between 1");
-  shape.moe_load_imbalance = 9;  // within 32, but over what 8 ranks can have
+  shape.routing.load_imbalance = 9;  // within 32, but over what 8 ranks can have
   expect_refused(deepseek, shape, "--moe-load-imbalance 9 is over what --ep 8 allows");
-  shape.moe_load_imbalance = 8;
+  shape.routing.load_imbalance = 8;
   EXPECT_NO_THROW(check_expert_parallel(deepseek, shape));
   shape = deepseek_shape(1, 2);
-  shape.moe_load_imbalance = 1.5;
+  shape.routing.load_imbalance = 1.5;
   expect_refused(deepseek, shape, "with --ep 1 every rank runs every expert");
   shape = deepseek_shape(8, 1);
-  shape.moe_capacity_factor = -1;
+  shape.routing.capacity_factor = -1;
   expect_refused(deepseek, shape, "--moe-capacity-factor must be > 0");
-  shape.moe_capacity_factor = std::numeric_limits<double>::infinity();
+  shape.routing.capacity_factor = std::numeric_limits<double>::infinity();
   expect_refused(deepseek, shape, "--moe-capacity-factor must be > 0");
   TrainingShape dense;
   dense.dp = 8;

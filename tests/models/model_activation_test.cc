@@ -198,7 +198,7 @@ TEST(ModelActivation, Fp8CastsEachGemmsInputAndOutputGradient) {
   shape.seq_len = 4096;
   shape.tp = 2;
   const LayerCost bf16 = expand_layers(model, shape).layers[1];
-  shape.fp8 = true;
+  shape.runtime.fp8 = true;
   const LayerCost fp8 = expand_layers(model, shape).layers[1];
   double inputs = 0, output_gradients = 0;
   for (const GemmWork& gemm : fp8.forward.gemms) {

@@ -125,7 +125,9 @@ TEST(ZooYaml, EveryModelLoadsExpandsAndCitesItsSource) {
 }
 
 TEST(ZooYaml, TinyIsSmall) {
-  EXPECT_LT(expand_layers(load_model("tiny"), TrainingShape{.seq_len = 128}).total_params, 1'000'000);
+  TrainingShape shape;
+  shape.seq_len = 128;
+  EXPECT_LT(expand_layers(load_model("tiny"), shape).total_params, 1'000'000);
 }
 
 TEST(ModelYaml, UserFileRoundTrip) {

@@ -6,6 +6,7 @@
 // 2-3, H100) hands over to stage 2 (nodes 4-5, A100) across the spine: the
 // slower NIC (200 Gb/s = 25 GB/s) halved by the 2:1 spine, 12.5 GB/s.
 #include "models/placement.h"
+#include "tests/support/job_layout_support.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +25,7 @@ const AxisPlacement& axis_of(const Placement& placement, GroupAxis axis) {
 
 TEST(Placement, MixedPoolByHand) {
   const ClusterConfig cluster = load_cluster("mixed-h100-a100");
-  const Placement placement = place_job(cluster, {8, 1, 4, 2, 1, 0}, RankOrder{}, false);
+  const Placement placement = place_job(cluster, testing::degrees(8, 1, 4, 2, 1, 0), RankOrder{}, false);
   EXPECT_EQ(placement.node_of_rank[17], 2);
   const AxisPlacement& tp = axis_of(placement, GroupAxis::kTp);
   EXPECT_EQ(tp.widest.name, "NVLink");
@@ -47,16 +48,16 @@ TEST(Placement, MixedPoolByHand) {
 
 TEST(Placement, TensorParallelismAcrossNodesIsChargedAtTheNetwork) {
   const ClusterConfig superpod = load_cluster("dgx-h100-superpod");
-  EXPECT_THROW(place_job(superpod, {16, 1, 1, 1, 1, 0}, RankOrder{}, false), InputError);
-  const Placement crossing = place_job(superpod, {16, 1, 1, 1, 1, 0}, RankOrder{}, true);
+  EXPECT_THROW(place_job(superpod, testing::degrees(16, 1, 1, 1, 1, 0), RankOrder{}, false), InputError);
+  const Placement crossing = place_job(superpod, testing::degrees(16, 1, 1, 1, 1, 0), RankOrder{}, true);
   const AxisPlacement& tp = axis_of(crossing, GroupAxis::kTp);
   EXPECT_EQ(tp.widest.name, "leaf");
   EXPECT_DOUBLE_EQ(tp.widest.bandwidth, 50e9);  // NDR 400 Gb/s, against NVLink's 450 GB/s
   // pp fastest instead: a pipeline's 8 stages share a node's NVLink, and
   // each tp group spans 8 nodes (refused unless allowed).
   const RankOrder pp_first = parse_rank_order("pp-tp-cp-dp");
-  EXPECT_THROW(place_job(superpod, {8, 1, 8, 1, 1, 0}, pp_first, false), InputError);
-  const Placement swapped = place_job(superpod, {8, 1, 8, 1, 1, 0}, pp_first, true);
+  EXPECT_THROW(place_job(superpod, testing::degrees(8, 1, 8, 1, 1, 0), pp_first, false), InputError);
+  const Placement swapped = place_job(superpod, testing::degrees(8, 1, 8, 1, 1, 0), pp_first, true);
   EXPECT_EQ(axis_of(swapped, GroupAxis::kPp).widest.name, "NVLink");
   EXPECT_EQ(axis_of(swapped, GroupAxis::kTp).widest.name, "leaf");
 }
@@ -64,7 +65,7 @@ TEST(Placement, TensorParallelismAcrossNodesIsChargedAtTheNetwork) {
 TEST(Placement, AnNvl72DomainKeepsLargeTensorParallelGroupsOnNvlink) {
   const ClusterConfig rack = load_cluster("gb200-nvl72");
   for (int tp : {16, 32, 64}) {
-    const Placement placement = place_job(rack, {tp, 1, 1, 1, 1, 0}, RankOrder{}, false);
+    const Placement placement = place_job(rack, testing::degrees(tp, 1, 1, 1, 1, 0), RankOrder{}, false);
     EXPECT_EQ(axis_of(placement, GroupAxis::kTp).widest.name, "NVLink") << tp;
     EXPECT_DOUBLE_EQ(axis_of(placement, GroupAxis::kTp).widest.bandwidth, 900e9) << tp;
   }
@@ -74,7 +75,7 @@ TEST(Placement, AnOversubscribedSpineDividesTheNicRate) {
   // l40s-pcie-pool: leaves of 8 nodes under a 4:1 spine. d = 16 over
   // 16 nodes (t = 8 fills each) crosses the spine: 25 GB/s / 4.
   const ClusterConfig pool = load_cluster("l40s-pcie-pool");
-  const Placement placement = place_job(pool, {8, 1, 1, 16, 1, 0}, RankOrder{}, true);
+  const Placement placement = place_job(pool, testing::degrees(8, 1, 1, 16, 1, 0), RankOrder{}, true);
   EXPECT_EQ(axis_of(placement, GroupAxis::kTp).widest.name, "PCIe");
   const AxisPlacement& dp = axis_of(placement, GroupAxis::kDp);
   EXPECT_EQ(dp.widest.name, "spine");

@@ -129,7 +129,7 @@ TEST(TimeModel, TpCommOverlapHidesAllButTheFirstChunk) {
   const double pair = 2 * (3.0 / 4 * 4e8 / 400e9 + 3 * 2e-6);
   const double all_reduce = 2.0 * 3 / 4 * 1e6 / 400e9 + 6 * 2e-6;
   EXPECT_NEAR(pass_terms(pass, toy_hardware(), shape).tp_comm_s, pair + all_reduce, 1e-15);
-  shape.tp_comm_overlap = true;
+  shape.runtime.tp_comm_overlap = true;
   EXPECT_NEAR(pass_terms(pass, toy_hardware(), shape).tp_comm_s, pair / 4 + all_reduce, 1e-15);
   // With too little GEMM to hide behind, what it cannot cover shows.
   pass.gemms = {{1e3, 1e3, 5e2, 1}};

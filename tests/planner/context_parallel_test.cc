@@ -126,7 +126,7 @@ TEST(ContextParallel, WeightReplicasAreDataTimesContextRanks) {
   models::TrainingShape overlapped = shape;
   overlapped.dp = 1;
   overlapped.apply({.overlap_grad_reduce = true});
-  EXPECT_TRUE(overlapped.overlap_grad_reduce);  // c = 2 ranks still reduce gradients
+  EXPECT_TRUE(overlapped.runtime.overlap_grad_reduce);  // c = 2 ranks still reduce gradients
 }
 
 planner::PlanRequest long_context_request() {

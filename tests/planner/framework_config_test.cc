@@ -76,7 +76,7 @@ TEST(FrameworkConfig, TorchtitanKeysAreInItsFieldList) {
   PlanCandidate experts = plan_of(2, 4, 4, 1, 16, "DualPipeV", 2, {4, 4, 4, 4, 4, 4, 4, 4}, 32);
   experts.ep = 4;
   experts.etp = 1;
-  experts.moe_dispatcher = models::MoeDispatcher::kDeepEp;
+  experts.routing.dispatcher = models::MoeDispatcher::kDeepEp;
   experts.runtime.fp8 = true;
   plans.emplace_back(experts, &mixtral);
   plans.emplace_back(plan_of(1, 4, 1, 1, 8, "VHalf", 2, {4, 4, 4, 4, 4, 4, 4, 4}, 32), nullptr);
@@ -99,8 +99,8 @@ TEST(FrameworkConfig, MegatronBridgeKeysAreInItsFieldList) {
   interleaved.cp = 2;
   interleaved.ep = 8;
   interleaved.etp = 1;
-  interleaved.moe_capacity_factor = 1.25;
-  interleaved.moe_dispatcher = models::MoeDispatcher::kDeepEp;
+  interleaved.routing.capacity_factor = 1.25;
+  interleaved.routing.dispatcher = models::MoeDispatcher::kDeepEp;
   interleaved.runtime.moe_a2a_overlap = true;
   interleaved.pipeline_first = true;
   interleaved.recompute = models::Recompute::kFull;
@@ -201,7 +201,7 @@ TEST(FrameworkConfig, TorchtitanRefusesWhatItLacks) {
   PlanCandidate deepep = plan_of(2, 4, 4, 1, 8, "1F1B", 1, four, 32);
   deepep.ep = 4;
   deepep.etp = 2;
-  deepep.moe_dispatcher = models::MoeDispatcher::kDeepEp;
+  deepep.routing.dispatcher = models::MoeDispatcher::kDeepEp;
   EXPECT_TRUE(torchtitan_config(deepep, 32, 4096, &mixtral).text.empty());
   // Orders PyTorch has no class for run from their CSV, placed by a class's name.
   const std::string vhalf =

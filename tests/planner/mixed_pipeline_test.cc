@@ -72,7 +72,7 @@ TEST(MixedPipeline, OneKindSplitInTwoCostsWhatTheHomogeneousSimulationDoes) {
   candidate.zero = models::ZeroStage::kOptimizer;
   candidate.recompute = models::Recompute::kSelective;
   step::PipelineSetup setup;
-  setup.shape = candidate_shape(candidate, 4096);
+  setup.shape = models::shape_of(candidate, 4096);
   setup.pp = 4;
   setup.microbatches = 8;
   setup.schedule = "1F1B";
@@ -190,7 +190,7 @@ TEST(MixedPipeline, TheSplitOfAnH100AndAnA100StageIsTheBruteForceOptimum) {
     // Each stage's layers timed on its own kind, as an independent table.
     std::vector<step::LayerTable> tables;
     for (const KindSegment& segment : plan.pipeline.segments) {
-      models::TrainingShape shape = candidate_shape(plan.plan, 4096);
+      models::TrainingShape shape = models::shape_of(plan.plan, 4096);
       shape.tp = segment.tp;
       tables.emplace_back(models::expand_layers(request.model, shape), result.pools[segment.pool].hardware, shape);
     }

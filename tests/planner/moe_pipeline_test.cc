@@ -48,6 +48,7 @@ planner::PlanFile expert_plan_file(const std::string& model, int global_batch,
   std::tie(plan.tp, plan.pp, plan.dp, plan.micro_batch_size, plan.microbatches) = layout;
   std::tie(plan.ep, plan.etp) = std::make_tuple(ep, etp);
   plan.schedule = "1F1B";
+  plan.virtual_stages = 1;
   return file;
 }
 
@@ -55,10 +56,13 @@ planner::PlanFile expert_plan_file(const std::string& model, int global_batch,
 // crosses the network), 32 micro-batches of one 4096-token sequence.
 step::ModelSimulation deepseek_run(const std::string& schedule, const models::HardwareConfig& hardware,
                                    const sim::SimulationOptions& options = {}) {
-  const models::TrainingShape shape{
-      .seq_len = 4096, .dp = 64, .ep = 64, .zero = models::ZeroStage::kOptimizer, .pipelined = true};
   step::PipelineSetup setup;
-  setup.shape = shape;
+  models::TrainingShape& shape = setup.shape;
+  shape.seq_len = 4096;
+  shape.dp = 64;
+  shape.ep = 64;
+  shape.zero = models::ZeroStage::kOptimizer;
+  shape.pipelined = true;
   setup.pp = 16;
   setup.microbatches = 32;
   setup.schedule = schedule;
@@ -350,12 +354,12 @@ TEST(MoePipeline, EachCandidatesImbalanceIsWhatItsExpertRanksCanHave) {
   request.model = models::load_model("mixtral-8x7b");
   request.pp = 4;
   request.etp = 1;                 // ep 1 would hold every expert whole: over the cap
-  request.moe_load_imbalance = 4;  // 8 experts / top-2
+  request.routing.load_imbalance = 4;  // 8 experts / top-2
   const planner::PlanSearchResult result = planner::search_plans(request, 30);
   ASSERT_FALSE(result.ranked.empty());
   std::set<int> eps;
   for (const planner::PlanCandidate& candidate : result.ranked) {
-    EXPECT_EQ(candidate.moe_load_imbalance, std::min(4.0, static_cast<double>(candidate.ep))) << candidate.ep;
+    EXPECT_EQ(candidate.routing.load_imbalance, std::min(4.0, static_cast<double>(candidate.ep))) << candidate.ep;
     eps.insert(candidate.ep);
   }
   EXPECT_LT(*eps.begin(), 4);  // some taken below the 4 asked for
@@ -391,16 +395,16 @@ TEST(MoePipeline, MegatronArgumentsGiveTheChunksOnce) {
 TEST(MoePipeline, PlanFilesKeepTheExpertLayout) {
   planner::PlanFile file = expert_plan_file("deepseek-v3", 64, {2, 1, 32, 1, 2}, 16, 2);
   planner::PlanCandidate& plan = file.plan;
-  std::tie(plan.moe_load_imbalance, plan.moe_capacity_factor) = std::make_tuple(1.2, 1.5);
+  std::tie(plan.routing.load_imbalance, plan.routing.capacity_factor) = std::make_tuple(1.2, 1.5);
   plan.sequence_parallel = true;
   plan.split = step::split_from_counts({61}, 61);
   const std::string path = testing::write_temp("moe-plan.yaml", planner::write_plan_yaml(file));
   const planner::PlanFile read = planner::read_plan_yaml(path);
   EXPECT_EQ(read.plan.ep, 16);
   EXPECT_EQ(read.plan.etp, 2);
-  EXPECT_DOUBLE_EQ(read.plan.moe_load_imbalance, 1.2);
-  EXPECT_DOUBLE_EQ(read.plan.moe_capacity_factor, 1.5);
-  const models::TrainingShape shape = planner::candidate_shape(read.plan, read.seq_len);
+  EXPECT_DOUBLE_EQ(read.plan.routing.load_imbalance, 1.2);
+  EXPECT_DOUBLE_EQ(read.plan.routing.capacity_factor, 1.5);
+  const models::TrainingShape shape = models::shape_of(read.plan, read.seq_len);
   EXPECT_EQ(shape.ep, 16);
   EXPECT_EQ(shape.expert_tp(), 2);
 }

@@ -117,6 +117,7 @@ TEST(PlanSearch, APlanFindsTheFilesItNamesBesideIt) {
   plan.pp = 1;
   plan.microbatches = 4;
   plan.schedule = "1F1B";
+  plan.virtual_stages = 1;
   plan.split = step::even_split(32, 1);
   std::ofstream(dir / "plan.yaml") << write_plan_yaml({"llama3-8b", "myhw.yaml", 4, 2048, plan, "", ""});
   const PlanFile read = read_plan_yaml((dir / "plan.yaml").string());

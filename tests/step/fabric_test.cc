@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "models/cluster.h"
 #include "models/placement.h"
+#include "tests/support/job_layout_support.h"
 #include "models/time_model.h"
 #include "step/stage_costs.h"
 
@@ -145,7 +146,7 @@ TEST(Fabric, MegatronsPipelineFirstOrderMovesStagesOntoNvlinkAndReplicasApart) {
   EXPECT_DOUBLE_EQ(replicas.bandwidth, hw.network.bandwidth);
   EXPECT_DOUBLE_EQ(replicas.latency_s, 1e-6);  // the leaf's
   // The placement agrees: its tp-pp-dp order puts each pipeline in one node.
-  const models::Placement placement = models::place_job(load_cluster("dgx-h100-superpod"), {2, 1, 4, 16, 1, 0},
+  const models::Placement placement = models::place_job(load_cluster("dgx-h100-superpod"), testing::degrees(2, 1, 4, 16, 1, 0),
                                                         models::megatron_rank_order(true), false);
   for (const models::AxisPlacement& axis : placement.axes) {
     if (axis.axis == models::GroupAxis::kPp) {
@@ -169,7 +170,7 @@ void expect_tiers_agree(const std::string& name) {
         for (int p : {1, 2, 4, 8}) {
           if (static_cast<long long>(t) * c * d * p > cluster.gpus() || !on_node_link(hw, t)) continue;
           SCOPED_TRACE(fmt::format("{} t{} c{} d{} p{}", name, t, c, d, p));
-          const models::Placement placement = models::place_job(cluster, {t, c, p, d, 1, 0}, {}, false);
+          const models::Placement placement = models::place_job(cluster, testing::degrees(t, c, p, d, 1, 0), {}, false);
           for (const models::AxisPlacement& axis : placement.axes) {
             LinkSpec link;
             if (axis.axis == models::GroupAxis::kPp) {
@@ -215,7 +216,7 @@ TEST(Fabric, ExpertGroupsTierMatchesTheAllToAllsLink) {
   const HardwareConfig hw = cluster_hardware(cluster);
   for (int ep : {8, 32, 64}) {
     SCOPED_TRACE(ep);
-    const models::Placement placement = models::place_job(cluster, {8, 1, 2, 8, ep, 1}, {}, false);
+    const models::Placement placement = models::place_job(cluster, testing::degrees(8, 1, 2, 8, ep, 1), {}, false);
     const models::AxisPlacement& experts = placement.axes.back();
     ASSERT_EQ(experts.axis, models::GroupAxis::kEp);
     EXPECT_EQ(experts.groups, 2 * 64 / ep);  // per stage: 64 ranks in groups of ep
@@ -223,7 +224,7 @@ TEST(Fabric, ExpertGroupsTierMatchesTheAllToAllsLink) {
     EXPECT_DOUBLE_EQ(experts.widest.bandwidth, link.bandwidth);
     EXPECT_DOUBLE_EQ(experts.widest.latency_s, link.latency_s);
   }
-  EXPECT_THROW(models::place_job(cluster, {8, 1, 2, 8, 3, 1}, {}, false), InputError);  // 3 does not divide 64
+  EXPECT_THROW(models::place_job(cluster, testing::degrees(8, 1, 2, 8, 3, 1), {}, false), InputError);  // 3 does not divide 64
 }
 
 TEST(Fabric, TimeModelTiersMatchThePlacementOnEveryBuiltInClusterOfOneKind) {

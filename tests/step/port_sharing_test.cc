@@ -24,7 +24,7 @@ TEST(PortSharing, CollectivesBeyondTheNodeHoldThePortForAllTheirTime) {
   const models::HardwareConfig hw = models::load_hardware("h100-sxm");  // 8 GPUs a node
   models::TrainingShape shape;
   shape.tp = 16;
-  shape.tp_comm_overlap = true;  // hidden behind the GEMMs, still on the port
+  shape.runtime.tp_comm_overlap = true;  // hidden behind the GEMMs, still on the port
   models::PassWork pass;
   pass.gemms = {{1e4, 1e4, 1e4, 1}};
   pass.collectives = {{models::CollectiveKind::kAllGather, 64e6, 2}};
@@ -107,7 +107,7 @@ double exposed_reduction(int tp, double& reduce_s) {
   models::TrainingShape shape;
   shape.tp = tp;
   shape.dp = 2;
-  shape.overlap_grad_reduce = true;
+  shape.runtime.overlap_grad_reduce = true;
   const sim::Schedule schedule = sim::generate_schedule("1F1B", {2, 2});
   const sim::Topology topology = step::pipeline_topology(hw, shape);
   const double params = 1e9;

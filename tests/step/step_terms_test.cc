@@ -91,9 +91,9 @@ TEST(StepTerms, OverlappedGradientSyncHidesBehindTheBackward) {
   const ModelSimulation plain =
       explained("gpt3-175b", "dgx-h100-cluster", gpt3_shape(), 8, 64, "Interleaved1F1B", 12);
   models::TrainingShape shape = gpt3_shape();
-  shape.overlap_grad_reduce = true;
+  shape.runtime.overlap_grad_reduce = true;
   const ModelSimulation reduce = explained("gpt3-175b", "dgx-h100-cluster", shape, 8, 64, "Interleaved1F1B", 12);
-  shape.overlap_param_gather = true;
+  shape.runtime.overlap_param_gather = true;
   const ModelSimulation both = explained("gpt3-175b", "dgx-h100-cluster", shape, 8, 64, "Interleaved1F1B", 12);
   EXPECT_LT(reduce.gradient_sync_s, 0.6 * plain.gradient_sync_s);
   EXPECT_LT(both.gradient_sync_s, reduce.gradient_sync_s);
