@@ -95,6 +95,10 @@ void print_table(const models::ModelLayers& layers, const std::optional<models::
 void run_show(const ShowOptions& options) {
   const models::ModelConfig model = models::load_model(options.model);
   const models::TrainingShape shape = training_shape(options.shape, model, 1);
+  if (!options.shape.layout.stage_recompute.empty()) {
+    throw InputError(fmt::format("--recompute must be none, selective or full, got '{}' (one shape has one setting)",
+                                 models::stage_recompute_name(options.shape.layout.stage_recompute)));
+  }
   const models::ModelLayers layers = models::expand_layers(model, shape);
   std::optional<models::HardwareConfig> hardware;
   if (options.hardware) {

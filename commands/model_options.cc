@@ -21,31 +21,50 @@ std::string layout_help(std::string_view key, std::string_view when_not_given) {
   return fmt::format("{} [default: {}]", field->help, when_not_given);
 }
 
+namespace {
+
+// An option read through the layout table into `layout` as it is given:
+// a whole number (CLI11 words a value that is none) or a text.
+template <class Value>
+CLI::Option* add_layout_option(CLI::App& command, const std::string& name, models::JobLayout& layout,
+                               const std::string& help) {
+  const models::LayoutField* field = models::find_layout_field(name);
+  return command.add_option_function<Value>(
+      "--" + name,
+      [field, &layout](const Value& value) { models::read_option_value(*field, fmt::format("{}", value), layout); },
+      help);
+}
+
+}  // namespace
+
 void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_parallel) {
-  command.add_option("--micro-batch-size,-b", options.micro_batch_size, layout_help("micro-batch-size"))
+  models::JobLayout& layout = options.layout;
+  command.add_option("--micro-batch-size,-b", layout.micro_batch_size, layout_help("micro-batch-size"))
       ->capture_default_str();
   command.add_option("--seq,-s", options.seq,
                      fmt::format("Sequence length in tokens; 0 = the model's context, at most {}", kDefaultSeqCap))
       ->capture_default_str();
   command.add_flag("--allow-long-context", options.allow_long_context, kAllowLongContextHelp);
-  command.add_option("--tp,-t", options.tp, layout_help("tp"))->capture_default_str();
-  command.add_option("--cp", options.cp, layout_help("cp"))->capture_default_str();
-  command.add_flag("--sequence-parallel,!--no-sequence-parallel", options.sequence_parallel,
+  command.add_option("--tp,-t", layout.tp, layout_help("tp"))->capture_default_str();
+  command.add_option("--cp", layout.cp, layout_help("cp"))->capture_default_str();
+  command.add_flag("--sequence-parallel,!--no-sequence-parallel", layout.sequence_parallel,
                    layout_help("sequence-parallel", "off"));
-  command.add_option("--recompute", options.recompute, layout_help("recompute", "none"));
-  command.add_option("--recompute-modules", options.recompute_modules, layout_help("recompute-modules"));
+  options.recompute = add_layout_option<std::string>(command, "recompute", layout, layout_help("recompute", "none"));
+  options.recompute_modules =
+      add_layout_option<std::string>(command, "recompute-modules", layout, layout_help("recompute-modules"));
   command.add_flag("--no-flash-attention", options.no_flash_attention,
                    "Store the attention scores (5as^2b bytes per layer) as without FlashAttention");
   command.add_flag("--allow-cross-node-tp", options.allow_cross_node_tp,
                    "Let t span NVLink domains: its collectives are costed at the network tier they cross");
   if (!with_data_parallel) return;
-  command.add_option("--rank-order", options.rank_order, layout_help("rank-order", "tp-cp-ep-dp-pp"));
-  command.add_option("--dp,-d", options.dp, layout_help("dp"))->capture_default_str();
-  command.add_option("--zero", options.zero, layout_help("zero"))->capture_default_str();
-  command.add_option("--ep", options.ep, layout_help("ep"))->capture_default_str();
-  add_routing_options(command, options.routing);
-  command.add_option("--etp", options.etp, layout_help("etp", "t"));
-  add_runtime_flags(command, options.runtime);
+  options.rank_order =
+      add_layout_option<std::string>(command, "rank-order", layout, layout_help("rank-order", "tp-cp-ep-dp-pp"));
+  command.add_option("--dp,-d", layout.dp, layout_help("dp"))->capture_default_str();
+  add_layout_option<int>(command, "zero", layout, layout_help("zero"))->default_str("0");
+  command.add_option("--ep", layout.ep, layout_help("ep"))->capture_default_str();
+  add_routing_options(command, layout.routing);
+  add_layout_option<int>(command, "etp", layout, layout_help("etp", "t"));
+  add_runtime_flags(command, layout.runtime);
 }
 
 void add_routing_options(CLI::App& command, models::MoeRouting& routing) {
@@ -120,21 +139,23 @@ void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, i
   }
 }
 
-void apply_recompute_options(const std::optional<std::string>& recompute, const std::optional<std::string>& modules,
-                             const models::ModelConfig& model, models::TrainingShape& shape) {
-  if (recompute) {
-    shape.recompute = models::parse_recompute(*recompute);
-    shape.recompute_modules = models::default_recompute_modules(model);
+void resolve_recompute(bool recompute_given, bool modules_given, const models::ModelConfig& model,
+                       models::JobLayout& layout) {
+  const bool per_stage = !layout.stage_recompute.empty();
+  if (recompute_given && modules_given && per_stage &&
+      !models::recomputes_selective(models::Recompute::kNone, layout.stage_recompute)) {
+    throw InputError("--recompute-modules applies to the selective stages of --recompute, and it lists none");
   }
-  if (!modules) return;
-  if (recompute && shape.recompute != models::Recompute::kSelective) {
-    throw InputError(
-        fmt::format("--recompute-modules recomputes parts of each block: use it with --recompute "
-                    "selective or without --recompute, not with --recompute {}",
-                    *recompute));
+  if (recompute_given && modules_given && !per_stage && layout.recompute != models::Recompute::kSelective) {
+    throw InputError(fmt::format("--recompute-modules recomputes parts of each block: use it with --recompute "
+                                 "selective or without --recompute, not with --recompute {}",
+                                 models::recompute_name(layout.recompute)));
   }
-  shape.recompute = models::Recompute::kSelective;
-  shape.recompute_modules = models::parse_recompute_modules(*modules);
+  if (modules_given && !recompute_given) {
+    layout.recompute = models::Recompute::kSelective;
+    layout.stage_recompute.clear();
+  }
+  if (recompute_given && !modules_given) layout.recompute_modules = models::default_recompute_modules(model);
 }
 
 void apply_rank_order(const std::string& order, const models::ModelConfig& model, int pipeline_ranks,
@@ -154,34 +175,27 @@ void apply_rank_order(const std::string& order, const models::ModelConfig& model
 
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model,
                                      int pipeline_ranks) {
-  for (auto [value, name] : {std::pair{options.micro_batch_size, "--micro-batch-size"}, std::pair{options.tp, "--tp"},
-                             std::pair{options.cp, "--cp"}, std::pair{options.dp, "--dp"}}) {
+  models::JobLayout layout = options.layout;
+  for (auto [value, name] : {std::pair{layout.micro_batch_size, "--micro-batch-size"}, std::pair{layout.tp, "--tp"},
+                             std::pair{layout.cp, "--cp"}, std::pair{layout.dp, "--dp"}, std::pair{layout.ep, "--ep"}}) {
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
   if (options.seq < 0) throw InputError(fmt::format("--seq must be >= 1 (got {})", options.seq));
-  if (options.zero < 0 || options.zero > 3) throw InputError(fmt::format("--zero must be 0..3 (got {})", options.zero));
-  check_parallel_flags(options.tp, options.sequence_parallel, options.dp * options.cp, options.zero);
-  models::TrainingShape shape;
-  shape.micro_batch_size = options.micro_batch_size;
-  shape.seq_len = options.seq > 0 ? options.seq : std::min(model.context, kDefaultSeqCap);
+  check_parallel_flags(layout.tp, layout.sequence_parallel, layout.dp * layout.cp, static_cast<int>(layout.zero));
+  resolve_recompute(options.given(options.recompute), options.given(options.recompute_modules), model, layout);
+  layout.pp = pipeline_ranks;
+  layout.pipeline_first = false;  // apply_rank_order below, with its checks
+  models::TrainingShape shape =
+      models::shape_of(layout, options.seq > 0 ? options.seq : std::min(model.context, kDefaultSeqCap));
   models::check_sequence_length(model, shape.seq_len, options.allow_long_context);
-  shape.tp = options.tp;
-  shape.cp = options.cp;
-  shape.dp = options.dp;
-  shape.sequence_parallel = options.sequence_parallel;
-  shape.recompute = models::Recompute::kNone;
-  apply_recompute_options(options.recompute, options.recompute_modules, model, shape);
   shape.flash_attention = !options.no_flash_attention;
-  shape.zero = static_cast<models::ZeroStage>(options.zero);
-  shape.pipelined = pipeline_ranks > 1;
-  shape.runtime = options.runtime;  // as given: check_overlap_flags refuses what cannot apply
-  shape.ep = options.ep;
-  if (options.etp && *options.etp < 1) throw InputError(fmt::format("--etp must be >= 1 (got {})", *options.etp));
-  shape.etp = options.etp.value_or(0);
-  shape.routing = options.routing;
+  shape.runtime = layout.runtime;  // as given: check_overlap_flags refuses what cannot apply
   models::check_expert_parallel(model, shape);
   check_overlap_flags(shape);
-  if (options.rank_order) apply_rank_order(*options.rank_order, model, pipeline_ranks, shape);
+  if (options.given(options.rank_order)) {
+    apply_rank_order(std::string(models::megatron_order_name(options.layout.pipeline_first)), model, pipeline_ranks,
+                     shape);
+  }
   return shape;
 }
 

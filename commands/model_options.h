@@ -16,23 +16,19 @@
 namespace pipeplan::commands {
 
 struct ShapeOptions {
-  int micro_batch_size = 1;
+  // The layout's options, each read as given (--recompute, --recompute-modules,
+  // --rank-order, --zero and --etp through models/layout_fields.h).
+  models::JobLayout layout;
   int seq = 0;  // 0: the model's context, at most kDefaultSeqCap
-  int tp = 1;
-  int cp = 1;
-  int dp = 1;
   bool allow_cross_node_tp = false;  // t may span NVLink domains
-  std::optional<std::string> rank_order;  // Megatron's: tp-cp-ep-dp-pp (default) or tp-pp-dp (simulate)
-  bool sequence_parallel = false;
-  std::optional<std::string> recompute;  // not given: none
-  std::optional<std::string> recompute_modules;
-  int zero = 0;
   bool no_flash_attention = false;
   bool allow_long_context = false;
-  models::RuntimeFlags runtime;
-  int ep = 1;
-  std::optional<int> etp;  // not given: as t
-  models::MoeRouting routing;
+  // Options whose being given implies more (selective with modules, the
+  // model's default modules with selective, a rank order's checks).
+  const CLI::Option* recompute = nullptr;
+  const CLI::Option* recompute_modules = nullptr;
+  const CLI::Option* rank_order = nullptr;
+  bool given(const CLI::Option* option) const { return option != nullptr && option->count() > 0; }
 };
 
 constexpr int kDefaultSeqCap = 8192;
@@ -58,27 +54,29 @@ void apply_rank_order(const std::string& order, const models::ModelConfig& model
 // with `plan`, which adds --ep and --etp as search axes).
 void add_routing_options(CLI::App& command, models::MoeRouting& routing);
 
-// --precision, --overlap-grad-reduce, --overlap-param-gather,
-// --grad-reduce-in-bf16, --moe-a2a-overlap and --tp-comm-overlap (shared
-// with `plan`).
+// --precision and the flags of models::RuntimeFlags: --overlap-grad-reduce,
+// --overlap-param-gather, --grad-reduce-in-bf16, --moe-a2a-overlap and
+// --tp-comm-overlap (shared with `plan`).
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags);
 
 // Checks every value (and the sequence against the model's context).
 // `pipeline_ranks`: p, which decides how ZeRO-2/3 sync (TrainingShape::pipelined).
+// A per-stage --recompute stays in options.layout.stage_recompute (the
+// shape's recompute is then the modules' selective or none).
 models::TrainingShape training_shape(const ShapeOptions& options, const models::ModelConfig& model, int pipeline_ranks);
 
-// --recompute and --recompute-modules, where given, into `shape`: the
+// --recompute and --recompute-modules as given, read into `layout`: the
 // modules imply selective, and another --recompute beside them is refused;
 // a plain selective recomputes `model`'s default modules.
-void apply_recompute_options(const std::optional<std::string>& recompute, const std::optional<std::string>& modules,
-                             const models::ModelConfig& model, models::TrainingShape& shape);
+void resolve_recompute(bool recompute_given, bool modules_given, const models::ModelConfig& model,
+                       models::JobLayout& layout);
 
 // Refuses --sequence-parallel with t = 1 and --zero with d = c = 1 (neither
 // would change anything).
 void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, int zero);
-// Refuses the overlap flags where there is nothing to overlap: d = 1, or
-// --overlap-param-gather without the distributed optimizer (--zero 1), or
-// --tp-comm-overlap without sequence parallelism.
+// Refuses the runtime flags where they cannot apply: the overlaps where
+// there is nothing to overlap (d = 1, --overlap-param-gather without the
+// distributed optimizer, --tp-comm-overlap without sequence parallelism).
 void check_overlap_flags(const models::TrainingShape& shape);
 
 // --memory-cap for a real GPU: refused above the GPU's memory (no cap can

@@ -30,15 +30,6 @@ void check_host_link(const SimulateOutputs& outputs, const models::HardwareConfi
                                hardware.name, hardware.name));
 }
 
-// --recompute's list form ("full,full,none,none"): each stage's setting,
-// taken out of `recompute` (left for one setting everywhere); none else.
-std::vector<models::Recompute> take_stage_recompute(std::optional<std::string>& recompute) {
-  if (!recompute || recompute->find(',') == std::string::npos) return {};
-  std::vector<models::Recompute> stages = models::parse_stage_recompute(*recompute, "--recompute");
-  recompute.reset();
-  return stages;
-}
-
 // A per-stage list names one setting for each of the p x v stages.
 void check_stage_recompute_count(const step::PipelineSetup& setup, std::string_view source) {
   const int stages = setup.pp * setup.virtual_stages;
@@ -149,19 +140,7 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
     models::read_option_value(field, given_value(command, field.option), layout);
   }
   const ShapeOptions& given_shape = options.shape;
-  // --recompute-modules imply selective everywhere; a plain selective
-  // recomputes the model's default modules.
-  if (has("recompute-modules") && has("recompute") &&
-      (layout.recompute != models::Recompute::kSelective || !layout.stage_recompute.empty())) {
-    throw InputError(fmt::format("--recompute-modules recomputes parts of each block: use it with --recompute "
-                                 "selective or without --recompute, not with --recompute {}",
-                                 *given_shape.recompute));
-  }
-  if (has("recompute-modules") && !has("recompute")) {
-    layout.recompute = models::Recompute::kSelective;
-    layout.stage_recompute.clear();
-  }
-  if (has("recompute") && !has("recompute-modules")) layout.recompute_modules = models::default_recompute_modules(run.model);
+  resolve_recompute(has("recompute"), has("recompute-modules"), run.model, layout);
   const int pipeline_ranks = has("stages") ? source.ranks : plan.plan.pp;
   layout.pp = pipeline_ranks;
   // The plan's order over the pipeline as it now is (where p or d is now 1
@@ -172,7 +151,7 @@ ModelRun run_from_plan(const planner::PlanFile& plan, const ModelSimulateOptions
   models::TrainingShape& shape = setup.shape;
   if (has("seq")) shape.seq_len = given_shape.seq > 0 ? given_shape.seq : std::min(run.model.context, kDefaultSeqCap);
   if (has("rank-order") || layout.pipeline_first) {
-    apply_rank_order(has("rank-order") ? *given_shape.rank_order : "tp-pp-dp", run.model, pipeline_ranks, shape);
+    apply_rank_order(std::string(models::megatron_order_name(layout.pipeline_first)), run.model, pipeline_ranks, shape);
   }
   if (has("no-flash-attention")) shape.flash_attention = false;
   check_parallel_flags(shape.tp, has("sequence-parallel") && shape.sequence_parallel, shape.weight_replicas(),

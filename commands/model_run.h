@@ -36,9 +36,6 @@ struct ModelRun {
 
 // --offload copies over the hardware's host link: refused where it has none.
 void check_host_link(const SimulateOutputs& outputs, const models::HardwareConfig& hardware);
-// --recompute's list form ("full,full,none,none"): each stage's setting,
-// taken out of `recompute` (left for one setting everywhere); none else.
-std::vector<models::Recompute> take_stage_recompute(std::optional<std::string>& recompute);
 // A per-stage list names one setting for each of the p x v stages;
 // `source` names where it came from.
 void check_stage_recompute_count(const step::PipelineSetup& setup, std::string_view source);

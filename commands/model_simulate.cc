@@ -64,16 +64,8 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   step::PipelineSetup& setup = run.setup;
   // One setting per stage ("full,full,none,none"): each stage its own,
   // selective ones with --recompute-modules.
-  ShapeOptions shape_options = options.shape;
-  setup.stage_recompute = take_stage_recompute(shape_options.recompute);
-  setup.shape = training_shape(shape_options, run.model, source.ranks);
-  if (!setup.stage_recompute.empty()) {
-    if (options.shape.recompute_modules && !models::recomputes_selective(models::Recompute::kNone, setup.stage_recompute)) {
-      throw InputError("--recompute-modules applies to the selective stages of --recompute, and it lists none");
-    }
-    if (!options.shape.recompute_modules) setup.shape.recompute_modules = models::default_recompute_modules(run.model);
-    setup.shape.recompute = models::Recompute::kNone;
-  }
+  setup.shape = training_shape(options.shape, run.model, source.ranks);
+  setup.stage_recompute = options.shape.layout.stage_recompute;
   setup.pp = source.ranks;
   if (outputs.memory_cap) check_memory_cap(memory_cap_bytes(outputs), *outputs.memory_cap, run.hardware);
   setup.microbatches = source.microbatches;
