@@ -97,7 +97,8 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
                             std::pair{"overlap-param-gather", &flags.overlap_param_gather},
                             std::pair{"grad-reduce-in-bf16", &flags.grad_reduce_in_bf16},
                             std::pair{"moe-a2a-overlap", &flags.moe_a2a_overlap},
-                            std::pair{"tp-comm-overlap", &flags.tp_comm_overlap}}) {
+                            std::pair{"tp-comm-overlap", &flags.tp_comm_overlap},
+                            std::pair{"optimizer-states-in-bf16", &flags.optimizer_states_in_bf16}}) {
     command.add_flag(fmt::format("--{},!--no-{}", name, name), *flag, layout_help(name));
   }
 }
@@ -122,6 +123,10 @@ void check_overlap_flags(const models::TrainingShape& shape) {
     throw InputError(
         "--overlap-param-gather overlaps the sharded optimizer's weight all-gather: give --zero 1 "
         "with it (or --zero 2/3 with more than one pipeline rank)");
+  }
+  if (shape.runtime.optimizer_states_in_bf16 && shape.zero != models::ZeroStage::kOptimizer) {
+    throw InputError("--optimizer-states-in-bf16 runs inside Megatron's distributed optimizer only (its "
+                     "OptimizerConfig asserts so): give --zero 1 with it");
   }
   if (shape.runtime.overlap_param_gather && !shape.runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");

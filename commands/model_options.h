@@ -55,8 +55,8 @@ void apply_rank_order(const std::string& order, const models::ModelConfig& model
 void add_routing_options(CLI::App& command, models::MoeRouting& routing);
 
 // --precision and the flags of models::RuntimeFlags: --overlap-grad-reduce,
-// --overlap-param-gather, --grad-reduce-in-bf16, --moe-a2a-overlap and
-// --tp-comm-overlap (shared with `plan`).
+// --overlap-param-gather, --grad-reduce-in-bf16, --moe-a2a-overlap,
+// --tp-comm-overlap and --optimizer-states-in-bf16 (shared with `plan`).
 void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags);
 
 // Checks every value (and the sequence against the model's context).
@@ -76,7 +76,8 @@ void resolve_recompute(bool recompute_given, bool modules_given, const models::M
 void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, int zero);
 // Refuses the runtime flags where they cannot apply: the overlaps where
 // there is nothing to overlap (d = 1, --overlap-param-gather without the
-// distributed optimizer, --tp-comm-overlap without sequence parallelism).
+// distributed optimizer, --tp-comm-overlap without sequence parallelism),
+// bf16 optimizer states without the distributed optimizer.
 void check_overlap_flags(const models::TrainingShape& shape);
 
 // --memory-cap for a real GPU: refused above the GPU's memory (no cap can

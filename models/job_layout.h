@@ -56,6 +56,11 @@ struct RuntimeFlags {
   // forward runs with the backward after it as one overlapped pair, each
   // one's all-to-all beside the other's compute.
   bool moe_a2a_overlap = false;
+  // --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype
+  // bf16: Adam's two moments in bf16 beside the fp32 master weights (8
+  // bytes of optimizer state a parameter, not 12). Megatron runs it inside
+  // its distributed optimizer only (OptimizerConfig asserts so).
+  bool optimizer_states_in_bf16 = false;
   friend bool operator==(const RuntimeFlags&, const RuntimeFlags&) = default;
 };
 

@@ -100,8 +100,8 @@ void read_recompute(std::string_view text, std::string_view field, JobLayout& la
   layout.stage_recompute.clear();
 }
 
-const std::array<LayoutField, 25>& table() {
-  static const std::array<LayoutField, 25> fields{{
+const std::array<LayoutField, 26>& table() {
+  static const std::array<LayoutField, 26> fields{{
       size_field<&JobLayout::tp>("tp", "tp", "Tensor-parallel size t (within an NVLink domain)"),
       size_field<&JobLayout::cp>(
           "cp", "cp",
@@ -227,6 +227,10 @@ const std::array<LayoutField, 25>& table() {
           "moe_a2a_overlap", "moe-a2a-overlap",
           "A mixture of experts' all-to-all hidden by pairing each steady-state forward with the backward after it "
           "(Megatron's --overlap-moe-expert-parallel-comm, combined 1F1B)"),
+      runtime_flag<&RuntimeFlags::optimizer_states_in_bf16>(
+          "optimizer_states_in_bf16", "optimizer-states-in-bf16",
+          "With --zero 1: Adam's moments in bf16 beside fp32 master weights, 8 bytes of optimizer state a parameter "
+          "for 12 (Megatron's --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16)"),
   }};
   return fields;
 }

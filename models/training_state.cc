@@ -12,14 +12,19 @@ constexpr double kOptimizerBytes = 12;
 
 }  // namespace
 
-StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes) {
+double optimizer_bytes_per_param(const RuntimeFlags& runtime) {
+  // The fp32 master weights stay; each moment goes from 4 bytes to 2.
+  return runtime.optimizer_states_in_bf16 ? kOptimizerBytes - 4 : kOptimizerBytes;
+}
+
+StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes, double optimizer_bytes) {
   const double d = std::max(dp, 1);
   const int stage = static_cast<int>(zero);
   // Each ZeRO stage shards one more of optimizer, gradients, weights over d.
   return StateBytes{
       .weights = stage >= 3 ? kWeightBytes / d : kWeightBytes,
       .gradients = stage >= 2 ? gradient_bytes / d : gradient_bytes,
-      .optimizer = stage >= 1 ? kOptimizerBytes / d : kOptimizerBytes,
+      .optimizer = stage >= 1 ? optimizer_bytes / d : optimizer_bytes,
   };
 }
 
@@ -27,10 +32,11 @@ namespace {
 
 StateBytes state_over(const TrainingShape& shape, int replicas) {
   const double gradient = shape.gradient_bytes();
+  const double optimizer = optimizer_bytes_per_param(shape.runtime);
   if (!shape.pipelined || shape.zero < ZeroStage::kGradients)
-    return state_bytes_per_param(shape.zero, replicas, gradient);
+    return state_bytes_per_param(shape.zero, replicas, gradient, optimizer);
   const double d = std::max(replicas, 1);
-  return StateBytes{.weights = kWeightBytes, .gradients = gradient + gradient / d, .optimizer = kOptimizerBytes / d};
+  return StateBytes{.weights = kWeightBytes, .gradients = gradient + gradient / d, .optimizer = optimizer / d};
 }
 
 }  // namespace

@@ -17,9 +17,13 @@ struct StateBytes {
   double total() const { return weights + gradients + optimizer; }
 };
 
+// Adam's state a parameter: fp32 master weights and two moments, 12 bytes;
+// 8 with the moments in bf16 (RuntimeFlags::optimizer_states_in_bf16).
+double optimizer_bytes_per_param(const RuntimeFlags& runtime);
+
 // `gradient_bytes`: 4 (fp32 gradient buffers, Megatron's default) or 2
-// (--grad-reduce-in-bf16).
-StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes = 4);
+// (--grad-reduce-in-bf16); `optimizer_bytes` as optimizer_bytes_per_param.
+StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes = 4, double optimizer_bytes = 12);
 
 // The shape's own: as above over its d x c replicas, except ZeRO-2/3
 // pipelined (TrainingShape::pipelined), which hold the bf16 weights and the

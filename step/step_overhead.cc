@@ -4,6 +4,7 @@
 #include <array>
 
 #include "models/time_model.h"
+#include "models/training_state.h"
 #include "sim/port_sharing.h"
 
 namespace pipeplan::step {
@@ -93,15 +94,15 @@ void add_pieces(std::vector<SyncPiece>& reduce, std::vector<SyncPiece>& gather, 
   }
 }
 
-// Adam reads and writes the fp32 master weights and both moments (24 bytes
-// per parameter), reads and writes the gradients (8 in fp32, 4 in bf16) and
-// writes the bf16 weights (2).
+// Adam reads and writes its state (the fp32 master weights and both
+// moments: 24 bytes per parameter, 16 with bf16 moments), reads and writes
+// the gradients (8 in fp32, 4 in bf16) and writes the bf16 weights (2).
 double optimizer_step_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   const bool sharded = shape.zero != models::ZeroStage::kNone;
   const double stepped =
       sharded ? (params.all - params.expert) / shape.weight_replicas() + params.expert / shape.expert_replicas()
               : params.all;
-  const double bytes = stepped * (26.0 + 2 * shape.gradient_bytes());
+  const double bytes = stepped * (2 * models::optimizer_bytes_per_param(shape.runtime) + 2 + 2 * shape.gradient_bytes());
   return bytes / (hardware.gpu.memory_bandwidth * hardware.gpu.memory.at(bytes));
 }
 

@@ -126,6 +126,9 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   if (plan.runtime.overlap_grad_reduce) args += " --overlap-grad-reduce";
   if (plan.runtime.overlap_param_gather) args += " --overlap-param-gather";
   if (plan.runtime.grad_reduce_in_bf16) args += " --grad-reduce-in-bf16";
+  if (plan.runtime.optimizer_states_in_bf16) {
+    args += " --use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16";
+  }
   if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
   if (plan.runtime.fp8) args += " --fp8-format hybrid";
   if (plan.runtime.moe_a2a_overlap) args += " --overlap-moe-expert-parallel-comm";

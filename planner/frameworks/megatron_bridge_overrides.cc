@@ -107,6 +107,11 @@ std::string data_parallel_sections(const PlanCandidate& plan, FrameworkRefusals&
         "ddp.grad_reduce_in_fp32 over any override; set grad_reduce_in_fp32 = False on the recipe's "
         "MixedPrecisionConfig in Python");
   }
+  if (plan.runtime.optimizer_states_in_bf16) {
+    refusals.note(
+        "Adam's moments in bf16: set use_precision_aware_optimizer = True with exp_avg_dtype and exp_avg_sq_dtype "
+        "torch.bfloat16 on the recipe's OptimizerConfig in Python (dtypes are not YAML overrides)");
+  }
   return fmt::format(
       "ddp:\n  use_distributed_optimizer: {0}\n  use_megatron_fsdp: false\n  overlap_grad_reduce: {1}\n"
       "  overlap_param_gather: {2}\n\noptimizer:\n  use_distributed_optimizer: {0}\n  overlap_param_gather: {2}\n",

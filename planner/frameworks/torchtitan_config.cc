@@ -263,6 +263,10 @@ FrameworkConfig torchtitan_config(const PlanCandidate& plan, int global_batch, i
         "gradients reduced in bf16: torchtitan reduces in float32 only (training.mixed_precision_reduce), "
         "more communication than planned");
   }
+  if (plan.runtime.optimizer_states_in_bf16) {
+    refusals.note("Adam's moments in bf16: torchtitan's optimizers keep them in float32, 4 bytes a parameter more "
+                  "than planned");
+  }
   return refusals.finish(
       "# torchtitan job config for the plan (TOML names of torchtitan v0.2.2, torchtitan/config/job_config.py);\n"
       "# merge into the run's own, whose [job], [model] name and flavor, [optimizer] and the rest stay\n",

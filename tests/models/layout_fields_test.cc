@@ -36,7 +36,7 @@ JobLayout every_knob_set() {
   layout.recompute_modules = kMoeActivation | kLayerNorm;
   layout.recompute_in_bubbles = true;
   layout.zero = ZeroStage::kOptimizer;
-  layout.runtime = {true, true, true, true, true, true};
+  layout.runtime = {true, true, true, true, true, true, true};
   layout.routing = {1.25, 1.5, MoeDispatcher::kDeepEp};
   layout.pipeline_first = true;
   return layout;

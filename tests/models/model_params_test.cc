@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "models/layers.h"
+#include "models/training_shape.h"
 #include "models/training_state.h"
 
 namespace pipeplan::models {
@@ -157,6 +158,26 @@ TEST(ModelParams, TrainingStateBytesPerParameterByZeroStage) {
   // --grad-reduce-in-bf16: 2-byte gradient buffers.
   EXPECT_DOUBLE_EQ(state_bytes_per_param(ZeroStage::kOptimizer, 8, 2).total(), 4.0 + 12.0 / 8);
   EXPECT_DOUBLE_EQ(state_bytes_per_param(ZeroStage::kGradients, 8, 2).gradients, 2.0 / 8);
+}
+
+// Megatron's precision-aware optimizer with bf16 moments: fp32 master
+// weights (4) and two 2-byte moments, 8 bytes of state for Adam's 12, in
+// its distributed optimizer only (elsewhere the flag does not apply).
+TEST(ModelParams, Bf16OptimizerStatesHoldEightBytesInTheDistributedOptimizer) {
+  RuntimeFlags flags;
+  flags.optimizer_states_in_bf16 = true;
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(flags), 8.0);
+  EXPECT_DOUBLE_EQ(optimizer_bytes_per_param(RuntimeFlags{}), 12.0);
+  TrainingShape shape;
+  shape.dp = 8;
+  shape.zero = ZeroStage::kOptimizer;
+  shape.apply(flags);
+  EXPECT_TRUE(shape.runtime.optimizer_states_in_bf16);
+  EXPECT_DOUBLE_EQ(state_bytes(shape).total(), 6.0 + 8.0 / 8);
+  shape.zero = ZeroStage::kNone;
+  shape.apply(flags);
+  EXPECT_FALSE(shape.runtime.optimizer_states_in_bf16);
+  EXPECT_DOUBLE_EQ(state_bytes(shape).total(), 18.0);
 }
 
 }  // namespace

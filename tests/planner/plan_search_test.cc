@@ -84,6 +84,7 @@ TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
   request.tp.reset();
   request.pp.reset();
   request.runtime = {true, true, true, true};
+  request.runtime.optimizer_states_in_bf16 = true;
   const PlanSearchResult result = search_plans(request, 10);
   ASSERT_FALSE(result.ranked.empty());
   for (const PlanCandidate& candidate : result.ranked) {
@@ -92,6 +93,8 @@ TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
               candidate.dp * candidate.cp > 1 && candidate.zero <= models::ZeroStage::kOptimizer);
     EXPECT_EQ(candidate.runtime.overlap_param_gather, candidate.dp * candidate.cp > 1 && candidate.zero == models::ZeroStage::kOptimizer);
     EXPECT_TRUE(candidate.runtime.grad_reduce_in_bf16);
+    // Megatron's precision-aware optimizer runs in its distributed optimizer only.
+    EXPECT_EQ(candidate.runtime.optimizer_states_in_bf16, candidate.zero == models::ZeroStage::kOptimizer);
     EXPECT_EQ(candidate.runtime.tp_comm_overlap, candidate.sequence_parallel);
     const step::ModelSimulation replayed =
         replay_plan({"", "", 64, 8192, candidate, "", ""}, request.model, request.hardware);
@@ -103,6 +106,8 @@ TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
   EXPECT_EQ(read_plan_yaml(path).plan.runtime, best.runtime);
   const std::string args = megatron_arguments(best, 64, 8192);
   EXPECT_EQ(args.find("--grad-reduce-in-bf16") != std::string::npos, best.runtime.grad_reduce_in_bf16);
+  EXPECT_EQ(args.find("--use-precision-aware-optimizer --exp-avg-dtype bf16") != std::string::npos,
+            best.runtime.optimizer_states_in_bf16);
   EXPECT_EQ(args.find("--tp-comm-overlap") != std::string::npos, best.runtime.tp_comm_overlap);
   EXPECT_EQ(args.find("--overlap-grad-reduce") != std::string::npos, best.runtime.overlap_grad_reduce);
 }
