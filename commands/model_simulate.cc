@@ -176,7 +176,8 @@ void check_semantics(const SimulateOutputs& outputs, const std::string& schedule
 
 void add_model_simulate_options(CLI::App& command, ModelSimulateOptions& options) {
   command.add_option("--plan", options.plan,
-                     "Replay a plan written by `pipeplan plan --out`; model options given with it override the plan's");
+                     "Replay a plan written by `pipeplan plan --out`; model options given with it override the plan's "
+                     "(a flag's --no- form turns off what the plan has on)");
   command.add_option("--model", options.model,
                      "Model zoo name or YAML file: stage costs and memory come from the cost model (needs "
                      "--hardware); see `pipeplan model list`");

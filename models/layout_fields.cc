@@ -158,7 +158,7 @@ const std::array<LayoutField, 26>& table() {
       size_field<&JobLayout::virtual_stages>("virtual", "virtual",
                                              "Model chunks (stages) per pipeline rank v, for looped schedules"),
       {"recompute", "recompute",
-       "Activation recomputation: none, selective or full (a plan file may list one per stage)",
+       "Activation recomputation: none, selective or full",
        FieldKind::kList, read_recompute,
        [](const JobLayout& layout) {
          return layout.stage_recompute.empty() ? std::string(recompute_name(layout.recompute))
@@ -208,12 +208,12 @@ const std::array<LayoutField, 26>& table() {
       runtime_flag<&RuntimeFlags::tp_comm_overlap>(
           "tp_comm_overlap", "tp-comm-overlap",
           "With --sequence-parallel: each tensor-parallel all-gather and reduce-scatter in t chunks beside its GEMM "
-          "(Megatron's --tp-comm-overlap; off: exposed). The --no- forms turn off what a plan file has on"),
+          "(Megatron's --tp-comm-overlap; off: exposed)"),
       [] {
         LayoutField fp8 = runtime_flag<&RuntimeFlags::fp8>(
             "fp8", "precision",
             "GEMM precision of the transformer blocks' linear layers: bf16, or fp8 (Transformer Engine's recipe: "
-            "attention, norms, embedding and output layer stay bf16) [default: bf16]");
+            "attention, norms, embedding and output layer stay bf16)");
         fp8.kind = FieldKind::kValue;  // on the command line; a file's fp8 is true or false
         fp8.read_option = [](std::string_view text, std::string_view field, JobLayout& layout) {
           if (text != "bf16" && text != "fp8") {

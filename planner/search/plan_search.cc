@@ -232,6 +232,10 @@ void add_runtime_warnings(const PlanRequest& request, const PlanCandidate& best,
       {asked.overlap_param_gather, best.runtime.overlap_param_gather, "--overlap-param-gather (" + gather_reason + ")"},
       {asked.tp_comm_overlap, best.runtime.tp_comm_overlap,
        "--tp-comm-overlap (it needs t > 1 with sequence parallelism)"},
+      {asked.optimizer_states_in_bf16, best.runtime.optimizer_states_in_bf16,
+       fmt::format("--optimizer-states-in-bf16 (it runs in Megatron's distributed optimizer, ZeRO-1; the best plan "
+                   "has ZeRO-{})",
+                   static_cast<int>(best.zero))},
       {asked.moe_a2a_overlap, best.runtime.moe_a2a_overlap,
        fmt::format(
            "--moe-a2a-overlap (it pairs Interleaved1F1B's passes with v >= 2; the best plan runs {} with v = {})",

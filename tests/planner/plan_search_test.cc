@@ -112,6 +112,21 @@ TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
   EXPECT_EQ(args.find("--overlap-grad-reduce") != std::string::npos, best.runtime.overlap_grad_reduce);
 }
 
+// Asked for, but the best plan cannot take it (one data-parallel rank, so
+// no distributed optimizer): the plan says so rather than drop it unsaid.
+TEST(PlanSearch, Bf16OptimizerStatesTheBestPlanCannotTakeAreNamed) {
+  PlanRequest request = testing::plan_request("llama3-8b", "h100-sxm", 8, 32, 4096);
+  request.pp = 8;
+  request.runtime.optimizer_states_in_bf16 = true;
+  const PlanSearchResult result = search_plans(request, 1);
+  ASSERT_FALSE(result.ranked.empty());
+  ASSERT_EQ(result.ranked.front().dp, 1);
+  EXPECT_FALSE(result.ranked.front().runtime.optimizer_states_in_bf16);
+  EXPECT_TRUE(std::any_of(result.warnings.begin(), result.warnings.end(), [](const std::string& warning) {
+    return warning.starts_with("--optimizer-states-in-bf16 (") && warning.ends_with("does not apply to the best plan");
+  })) << ::testing::PrintToString(result.warnings);
+}
+
 TEST(PlanSearch, APlanFindsTheFilesItNamesBesideIt) {
   // `plan --hardware myhw.yaml --out dir/plan.yaml`, read from anywhere: the
   // hardware file beside the plan is the one meant; built-in names stay.
