@@ -19,8 +19,10 @@
 #include "planner/mixed/mixed_report.h"
 #include "planner/plan_file.h"
 #include "planner/report/plan_report.h"
+#include "planner/report/plan_summary.h"
 #include "planner/search/search_space.h"
 #include "sim/generators/registry.h"
+#include "step/framework_support.h"
 
 namespace pipeplan::commands {
 namespace {
@@ -47,7 +49,10 @@ struct PlanOptions {
   std::string partition = "memory";
   std::string balance_slack = "0.5%";
   std::string objective = "throughput";
+  std::string framework = "any";
   std::size_t top = 5;
+  std::size_t pareto = 0;  // 0: the whole front
+  bool verbose = false;
   int threads = 0;
   bool json = false;
   std::optional<std::string> out;
@@ -192,6 +197,7 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
   request.objective = options.objective == "memory"    ? planner::Objective::kMemory
                       : options.objective == "goodput" ? planner::Objective::kGoodput
                                                        : planner::Objective::kThroughput;
+  request.framework = step::parse_framework(options.framework);
   request.threads = options.threads;
   return request;
 }
@@ -228,9 +234,11 @@ CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {
     if (!cluster.homogeneous()) return run_mixed_plan(options, cluster);
   }
   const planner::PlanRequest request = make_request(options, models::load_platform(options.hardware));
-  const planner::PlanReport report = planner::make_plan(request, {options.model, options.hardware}, options.top);
+  planner::PlanReport report = planner::make_plan(request, {options.model, options.hardware}, options.top);
+  if (options.pareto > 0 && report.search.pareto.size() > options.pareto) report.search.pareto.resize(options.pareto);
   write_plan_files(options, report.file, &report);
-  return {planner::plan_report_json(report), planner::plan_report_text(report)};
+  return {planner::plan_report_json(report),
+          options.verbose ? planner::plan_report_text(report) : planner::plan_report_summary(report)};
 }
 
 }  // namespace
@@ -296,12 +304,24 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
                       "throughput (tokens/s), memory (lowest peak) or goodput (tokens/s once failures, restarts and "
                       "checkpoints count: the hardware's reliability, see `pipeplan goodput`)")
       ->capture_default_str();
+  command->add_option("--framework", options->framework,
+                      fmt::format("Keep to the layouts this framework runs as planned ({}); any: search them all and "
+                                  "list each framework's best",
+                                  step::framework_keys()))
+      ->capture_default_str();
   command->add_option("--top", options->top, "Alternatives to list")
       ->check(whole_number_at_least(1))
       ->capture_default_str();
   command->add_option("--threads", options->threads, "Worker threads; 0 = all cores")
       ->check(whole_number_at_least(0))
       ->capture_default_str();
+  command->add_option("--pareto", options->pareto,
+                      "Plans of the Pareto front (time against memory) to list, fastest first; 0 = all")
+      ->check(whole_number_at_least(0))
+      ->capture_default_str();
+  command->add_flag("--verbose", options->verbose,
+                    "The whole report: every rank's memory and layers, the Pareto front, the rank placement and "
+                    "each framework's config");
   command->add_flag("--json", options->json, "Print one JSON object");
   command->add_option("--out", options->out, "Write the best plan as YAML (replay: pipeplan simulate --plan FILE)");
   add_framework_file_options(*command, options->framework_files);

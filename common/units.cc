@@ -174,6 +174,16 @@ std::string format_span(double seconds) {
   return fmt::format("{:.2f} days", seconds / 86400);
 }
 
+std::string format_duration(double seconds) {
+  if (seconds == 0) return "0 s";
+  const std::pair<double, const char*> units[] = {{1e-3, "us"}, {1, "ms"}, {120, "s"}, {2 * 3600, "min"}, {72 * 3600, "h"}};
+  const double scale[] = {1e6, 1e3, 1, 1.0 / 60, 1.0 / 3600};
+  for (std::size_t i = 0; i < std::size(units); ++i) {
+    if (std::fabs(seconds) < units[i].first) return fmt::format("{:#.4g} {}", seconds * scale[i], units[i].second);
+  }
+  return fmt::format("{:#.4g} days", seconds / 86400);
+}
+
 std::string format_bytes(double bytes) {
   constexpr std::array<std::string_view, 7> kNames{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = bytes;

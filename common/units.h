@@ -51,6 +51,10 @@ std::string format_ms(double seconds);
 // A long span in the unit that reads best: "6.021 ms", "42.0 s", "12.5 min", "3.09 h", "61.62 days".
 std::string format_span(double seconds);
 std::string format_count(double count);
+// A duration with 4 significant digits in the unit that reads best, for
+// reports a person reads: "850.2 us", "61.28 ms", "28.58 s", "18.63 min",
+// "3.092 h", "61.62 days".
+std::string format_duration(double seconds);
 // A link's rate, "50 GB/s"; a latency in microseconds, "2 us".
 std::string format_rate(double bytes_per_s);
 std::string format_micros(double seconds);

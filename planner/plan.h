@@ -4,6 +4,7 @@
 // search itself is planner/search/plan_search.h.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -17,6 +18,7 @@
 #include "models/job_layout.h"
 #include "models/training_shape.h"
 #include "sim/search/activation_limit.h"
+#include "step/framework_support.h"
 #include "step/model_simulation.h"
 #include "step/partitioner.h"
 #include "step/stage_split.h"
@@ -72,6 +74,9 @@ struct PlanRequest {
   double balance_slack = 0.005;
   Objective objective = Objective::kThroughput;
   int threads = 0;  // 0: all cores
+  // The framework whose layouts the search keeps to (step/framework_support.h);
+  // kAny: every layout, and the best each framework runs is tracked too.
+  step::Framework framework = step::Framework::kAny;
   // Skip the replay of candidates whose bounds show they can reach neither
   // the top nor the Pareto front (exact: the result is the same without it).
   bool prune = true;
@@ -94,12 +99,17 @@ struct PlanCandidate : models::JobLayout {
   double effective_tokens_per_s = 0;
   std::vector<std::int64_t> peak_memory_bytes;  // per pipeline rank
   std::int64_t max_peak_bytes = 0;
+  // The frameworks that run it as planned (step::frameworks_running).
+  step::FrameworkSet frameworks = 0;
 };
 
 struct PlanSearchResult {
   std::vector<std::string> warnings;  // the request is served, but something in it deserves a look
   std::vector<PlanCandidate> ranked;  // best first, by the objective; at most top_k
   std::vector<PlanCandidate> pareto;  // iteration time against peak memory, fastest first
+  // With PlanRequest::framework kAny: the best plan each framework runs
+  // (indexed as step::frameworks()), none where it runs none that fits.
+  std::array<std::optional<PlanCandidate>, step::kFrameworkCount> framework_best;
   std::map<std::string, std::size_t> rejected;  // reason -> count
   std::size_t candidates_evaluated = 0;  // fully costed by the simulator
   std::size_t candidates_pruned = 0;     // skipped: their bounds could not beat what was found

@@ -71,6 +71,7 @@ PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, cons
   report.placement = models::place_job(report.cluster, placed, models::megatron_rank_order(best.pipeline_first), true);
   report.torchtitan = torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
   report.megatron_bridge = megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
+  report.framework = request.framework;
   return report;
 }
 

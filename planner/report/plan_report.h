@@ -31,6 +31,8 @@ struct PlanReport {
   models::Placement placement;
   // The best plan as each framework's config says it (or why it cannot).
   FrameworkConfig torchtitan, megatron_bridge;
+  // The framework the search kept to (PlanRequest::framework).
+  step::Framework framework = step::Framework::kAny;
 };
 
 // A candidate's choices and figures, as the report's "top" lists them.

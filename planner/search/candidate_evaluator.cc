@@ -1,9 +1,12 @@
 #include "planner/search/candidate_evaluator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "common/error.h"
 #include "common/parallel.h"
@@ -40,11 +43,24 @@ bool splits_per_stage(const ScheduleChoice& choice) {
 }
 
 
+// The group's parallel degrees as a layout (what the shardings a framework
+// runs depend on).
+models::JobLayout group_degrees(const SearchGroup& group) {
+  models::JobLayout degrees;
+  std::tie(degrees.tp, degrees.cp, degrees.pp, degrees.dp, degrees.ep) =
+      std::tie(group.tp, group.cp, group.pp, group.dp, group.ep);
+  return degrees;
+}
+
 // The optimizer and gradient sharding a group can use over its d x c
-// weight replicas: the request's, or ZeRO-1, 2 and 3. No sharding is left
-// out unless asked for, as exactly as a bound: against ZeRO-1 it holds more
-// state and syncs no faster (an all-reduce moves what a reduce-scatter and
-// an all-gather do, and the optimizer steps the whole model).
+// weight replicas: the request's, or for each framework the search keeps
+// to or tracks (step/framework_support.h) the shardings it runs. No
+// sharding is left out unless asked for or dominated, as exactly as a
+// bound: against ZeRO-1 it holds more state and syncs no faster (an
+// all-reduce moves what a reduce-scatter and an all-gather do, and the
+// optimizer steps the whole model), so a framework that runs ZeRO-1 needs
+// neither no sharding nor, pipelined, ZeRO-2/3 (which sync once per step
+// as ZeRO-1 does and hold more).
 std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const SearchGroup& group) {
   // A fixed sharding fixes the axis: it needs replicas to shard over.
   // ZeRO-2/3 shard over the dense weights' replicas; experts folded apart
@@ -57,10 +73,28 @@ std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const Se
     return {*request.zero};
   }
   if (group.dp * group.cp <= 1) return {models::ZeroStage::kNone};
-  // Measured passes lack ZeRO-2/3's per-micro-batch collectives; pipelined,
-  // ZeRO-2/3 sync as ZeRO-1 does and hold more (kZeroPipelinedDominated).
-  if (request.profile || group.pp > 1 || experts_apart) return {models::ZeroStage::kOptimizer};
-  return {models::ZeroStage::kOptimizer, models::ZeroStage::kGradients, models::ZeroStage::kWeights};
+  // Measured passes lack ZeRO-2/3's per-micro-batch collectives.
+  const bool gradients_sharded = !request.profile && !experts_apart;
+  const models::JobLayout degrees = group_degrees(group);
+  std::vector<models::ZeroStage> choices;
+  for (step::Framework framework : searched_frameworks(request)) {
+    const std::vector<models::ZeroStage> runs = step::zero_stages_run(framework, degrees);
+    const bool runs_zero1 = std::find(runs.begin(), runs.end(), models::ZeroStage::kOptimizer) != runs.end();
+    for (models::ZeroStage zero : runs) {
+      const bool sharded = zero >= models::ZeroStage::kGradients;
+      const bool dominated = runs_zero1 && (zero == models::ZeroStage::kNone || (sharded && group.pp > 1));
+      if (!dominated && (!sharded || gradients_sharded)) choices.push_back(zero);
+    }
+  }
+  std::sort(choices.begin(), choices.end());
+  choices.erase(std::unique(choices.begin(), choices.end()), choices.end());
+  return choices;
+}
+
+// Whether zero_choices tried `zero` only for a framework that lacks ZeRO-1.
+bool dominated_sharding(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero) {
+  if (request.zero || request.framework != step::Framework::kAny || group.dp * group.cp <= 1) return false;
+  return zero == models::ZeroStage::kNone || (zero >= models::ZeroStage::kGradients && group.pp > 1);
 }
 
 constexpr const char* kZeroDominated = "no sharding (ZeRO-1 is as fast and lighter)";
@@ -115,6 +149,7 @@ CandidateEvaluator::CandidateEvaluator(const PlanRequest& request, const std::ve
                                        double memory_cap_bytes)
     : request_(request), groups_(groups), cap_(memory_cap_bytes), schedules_(schedule_choices(request)),
       recomputes_(recompute_choices(request)), layers_(groups.size()) {
+  for (const ScheduleChoice& choice : schedules_) families_.push_back(&sim::find_schedule_family(choice.name));
   for (const SearchGroup& group : groups) {
     if (stage_counts_.count(group.pp) > 0) continue;
     StageCountChoices& choices = stage_counts_[group.pp];
@@ -193,18 +228,44 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   const StageCountChoices& choices = stage_counts_.at(group.pp);
   for (const auto& [reason, count] : choices.rejected) tally.rejected[reason] += count * zeros.size() * recomputes_.size();
   std::size_t out_of_memory = 0, per_stage_with_chunks = 0;
+  std::map<const char*, std::size_t> not_run;  // by the framework the search keeps to, by reason
+  // A sharding ZeRO-1 dominates is tried only for the frameworks without it.
+  step::FrameworkSet without_zero1 = 0;
+  for (const step::FrameworkInfo& info : step::frameworks()) {
+    const std::vector<models::ZeroStage> runs = step::zero_stages_run(info.id, group_degrees(group));
+    if (std::find(runs.begin(), runs.end(), models::ZeroStage::kOptimizer) == runs.end()) {
+      without_zero1 |= step::framework_bit(info.id);
+    }
+  }
   const double tokens = step_tokens(group, request_.seq_len);
   const bool searched_split = !request_.layer_counts && !request_.layout;
   for (std::size_t choice : choices.usable) {
     const ScheduleContext& outline = slot_of(choice, group).outline;
     for (std::size_t l = 0; l < contexts.size(); ++l) {
       const LayerContext& layers = contexts[l];
-      if (!step::zero_runs_with(layers.shape.zero, group.pp, schedules_[choice].name)) {
+      const sim::ScheduleFamily& family = *families_[choice];
+      if (layers.shape.zero >= models::ZeroStage::kGradients && group.pp > 1 &&
+          !sim::runs_in_pytorch_pipelining(family)) {  // step::zero_runs_with, the family at hand
         ++tally.rejected[kZeroWithoutSchedule];
         continue;
       }
       if (!layers.stage_variants.empty() && !splits_per_stage(schedules_[choice])) {
         ++per_stage_with_chunks;
+        continue;
+      }
+      // Who runs it: any split is expressed by every framework that runs
+      // the rest (Megatron's layout string, PyTorch's module lists).
+      PlanCandidate layout = describe_candidate(group, layers.shape, schedules_[choice]);
+      if (!layers.stage_variants.empty()) layout.stage_recompute.assign(1, models::Recompute::kFull);
+      const bool framework_only = dominated_sharding(request_, group, layers.shape.zero);
+      const step::FrameworkSet frameworks =
+          step::frameworks_running(layout, family, request_.seq_len) & (framework_only ? without_zero1 : step::kEveryFramework);
+      if (framework_only && frameworks == 0) {
+        ++tally.rejected[layers.shape.zero == models::ZeroStage::kNone ? kZeroDominated : kZeroPipelinedDominated];
+        continue;
+      }
+      if (request_.framework != step::Framework::kAny && (frameworks & step::framework_bit(request_.framework)) == 0) {
+        ++not_run[step::framework_refusal(request_.framework, layout, request_.seq_len)];
         continue;
       }
       // The outline's memory floor is no higher than the schedule's: over
@@ -217,15 +278,24 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
       PendingCandidate candidate{index, l, choice, false, std::nullopt, {}, 0};
       candidate.bounds = split_bounds(index, layers, outline, searched_split);
       candidate.tokens_bound = tokens / candidate.bounds.iteration_time_s;
+      candidate.frameworks = frameworks;
+      candidate.framework_only = framework_only;
       pending.push_back(std::move(candidate));
     }
   }
   if (out_of_memory > 0) tally.rejected[kOutOfMemory] += out_of_memory;
   if (per_stage_with_chunks > 0) tally.rejected[kPerStageWithChunks] += per_stage_with_chunks;
+  for (const auto& [reason, count] : not_run) {
+    tally.rejected[fmt::format("not run by {}: {}", step::framework_info(request_.framework).name, reason)] += count;
+  }
   const std::size_t usable = choices.usable.size();
   if (group.dp * group.cp > 1 && !request_.zero && usable > 0) {
-    tally.rejected[kZeroDominated] += recomputes_.size() * usable;
-    if (group.pp > 1 && !request_.profile) tally.rejected[kZeroPipelinedDominated] += 2 * recomputes_.size() * usable;
+    const auto tried = [&](models::ZeroStage zero) { return std::find(zeros.begin(), zeros.end(), zero) != zeros.end(); };
+    if (!tried(models::ZeroStage::kNone)) tally.rejected[kZeroDominated] += recomputes_.size() * usable;
+    if (group.pp > 1 && !request_.profile) {
+      const std::size_t left_out = !tried(models::ZeroStage::kGradients) + !tried(models::ZeroStage::kWeights);
+      if (left_out > 0) tally.rejected[kZeroPipelinedDominated] += left_out * recomputes_.size() * usable;
+    }
   }
 }
 
@@ -390,6 +460,7 @@ PlanCandidate CandidateEvaluator::replay(const PendingCandidate& pending, bool& 
   take_figures(simulation, candidate);
   if (request_.objective == Objective::kGoodput) add_goodput(simulation, request_, candidate);
   candidate.stage_recompute = std::move(stage_recompute);
+  candidate.frameworks = pending.frameworks;
   return candidate;
 }
 

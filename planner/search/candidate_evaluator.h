@@ -21,6 +21,7 @@
 
 #include "planner/plan.h"
 #include "planner/search/search_space.h"
+#include "step/framework_support.h"
 #include "step/model_simulation.h"
 
 namespace pipeplan::planner {
@@ -47,6 +48,11 @@ struct PendingCandidate {
   // dropped).
   std::uint32_t stage_settings = 0;
   bool uniform_per_stage = false;
+  // The frameworks that run it as planned (step::frameworks_running).
+  step::FrameworkSet frameworks = 0;
+  // A sharding tried only for the frameworks that cannot run the one that
+  // dominates it (ZeRO-1): it may be their best, never the top's or the front's.
+  bool framework_only = false;
 };
 
 // A candidate the memory partitioner found no split for.
@@ -123,6 +129,7 @@ class CandidateEvaluator {
   const std::vector<SearchGroup>& groups_;
   double cap_;
   std::vector<ScheduleChoice> schedules_;
+  std::vector<const sim::ScheduleFamily*> families_;  // each choice's, looked up once
   std::vector<RecomputeChoice> recomputes_;
   std::map<int, StageCountChoices> stage_counts_;   // by p
   std::vector<std::vector<LayerContext>> layers_;  // per group, filled by enumerate_group

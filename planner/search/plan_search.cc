@@ -96,34 +96,38 @@ bool looser_limit(const PlanCandidate& a, const PlanCandidate& b) {
   return a.activation_limit->value > b.activation_limit->value;
 }
 
-// Whether a candidate no replay can bring into the top or onto the Pareto
-// front may be skipped: its bound on the objective is worse than the k-th
-// best found, and some found plan is strictly better in both iteration time
-// and peak memory than its bounds.
+// Whether a candidate no replay can bring into the top, onto the Pareto
+// front or (tracking frameworks) to the best plan of a framework that runs
+// it may be skipped: its bound on the objective is worse than the k-th best
+// found and than each such framework's best, and some found plan is
+// strictly better in both iteration time and peak memory than its bounds.
 class Pruner {
  public:
   // `goodput_ceiling`: no plan's goodput is above it (Objective::kGoodput).
-  Pruner(Objective objective, std::size_t top_k, double goodput_ceiling)
-      : objective_(objective), top_k_(top_k), goodput_ceiling_(goodput_ceiling) {}
+  Pruner(Objective objective, std::size_t top_k, double goodput_ceiling, bool track_frameworks)
+      : objective_(objective), top_k_(top_k), goodput_ceiling_(goodput_ceiling), track_frameworks_(track_frameworks) {}
 
   bool skip(const PendingCandidate& c) const {
-    if (ranked_.size() < top_k_) return false;
-    const PlanCandidate& kth = ranked_.back();
-    bool out_of_top = false;
-    switch (objective_) {
-      case Objective::kThroughput: out_of_top = c.tokens_bound < kth.tokens_per_s; break;
-      case Objective::kGoodput: out_of_top = c.tokens_bound * goodput_ceiling_ < kth.effective_tokens_per_s; break;
-      case Objective::kMemory:
-        out_of_top = static_cast<double>(c.bounds.peak_bytes) > static_cast<double>(kth.max_peak_bytes);
-        break;
-    }
-    if (!out_of_top) return false;
-    return std::any_of(front_.begin(), front_.end(), [&](const PlanCandidate& a) {
+    if (c.framework_only) return beaten_in_frameworks(c);
+    if (ranked_.size() < top_k_ || !bound_worse(c, ranked_.back())) return false;
+    const bool dominated = std::any_of(front_.begin(), front_.end(), [&](const PlanCandidate& a) {
       return a.iteration_time_s < c.bounds.iteration_time_s && a.max_peak_bytes < c.bounds.peak_bytes;
     });
+    if (!dominated) return false;
+    return !track_frameworks_ || beaten_in_frameworks(c);
   }
 
-  void add(const PlanCandidate& candidate) {
+  // `framework_only`: a candidate tried for some framework's best alone.
+  void add(const PlanCandidate& candidate, bool framework_only) {
+    if (track_frameworks_) {
+      for (std::size_t f = 0; f < step::kFrameworkCount; ++f) {
+        if ((candidate.frameworks & (1u << f)) == 0) continue;
+        std::optional<PlanCandidate>& best = framework_best_[f];
+        const bool looser_twin = best && same_but_limit(*best, candidate) && looser_limit(candidate, *best);
+        if (!best || better(candidate, *best, objective_) || looser_twin) best = candidate;
+      }
+    }
+    if (framework_only) return;
     // A limit that left the order as it was is the same plan: listed once,
     // with the looser limit.
     bool listed = false;
@@ -145,13 +149,38 @@ class Pruner {
 
   std::vector<PlanCandidate> ranked() const { return ranked_; }
   std::vector<PlanCandidate> front() const { return front_; }
+  const std::array<std::optional<PlanCandidate>, step::kFrameworkCount>& framework_best() const {
+    return framework_best_;
+  }
 
  private:
+  // Whether every framework that runs the candidate has found a plan its
+  // bound cannot beat.
+  bool beaten_in_frameworks(const PendingCandidate& c) const {
+    for (std::size_t f = 0; f < step::kFrameworkCount; ++f) {
+      if ((c.frameworks & (1u << f)) == 0) continue;
+      if (!framework_best_[f] || !bound_worse(c, *framework_best_[f])) return false;
+    }
+    return true;
+  }
+
+  // Whether the candidate's bound on the objective is worse than a found plan's.
+  bool bound_worse(const PendingCandidate& c, const PlanCandidate& found) const {
+    switch (objective_) {
+      case Objective::kThroughput: return c.tokens_bound < found.tokens_per_s;
+      case Objective::kGoodput: return c.tokens_bound * goodput_ceiling_ < found.effective_tokens_per_s;
+      case Objective::kMemory: return static_cast<double>(c.bounds.peak_bytes) > static_cast<double>(found.max_peak_bytes);
+    }
+    return false;
+  }
+
   Objective objective_;
   std::size_t top_k_;
   double goodput_ceiling_;
+  bool track_frameworks_;
   std::vector<PlanCandidate> ranked_;  // the best so far, at most top_k
   std::vector<PlanCandidate> front_;   // the Pareto front so far
+  std::array<std::optional<PlanCandidate>, step::kFrameworkCount> framework_best_;
 };
 
 // Whether a candidate's peak, which is at least its bound, must be over the
@@ -294,8 +323,9 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   // generated, then, when its turn comes, for any split, then split and
   // bounded again, then replayed; at each turn, what cannot reach the top
   // or the front is skipped.
-  Pruner pruner(request.objective, top_k,
-                request.objective == Objective::kGoodput ? goodput_ceiling(request) : 1.0);
+  const bool track_frameworks = request.framework == step::Framework::kAny;
+  Pruner pruner(request.objective, top_k, request.objective == Objective::kGoodput ? goodput_ceiling(request) : 1.0,
+                track_frameworks);
   BoundQueue queue(pending, request.objective);
   while (!queue.empty()) {
     std::vector<PendingCandidate*> to_schedule, to_split, to_replay;
@@ -352,18 +382,23 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
       }
       ++result.candidates_evaluated;
       // Ties go by the memory objective's order, whatever the replay order.
-      if (!result.lowest_peak || better(candidate, *result.lowest_peak, Objective::kMemory)) {
+      if (!to_replay[i]->framework_only &&
+          (!result.lowest_peak || better(candidate, *result.lowest_peak, Objective::kMemory))) {
         result.lowest_peak = candidate;
       }
       if (static_cast<double>(candidate.max_peak_bytes) > cap) {
         ++result.rejected["out of memory"];
         continue;
       }
-      pruner.add(candidate);
+      pruner.add(candidate, to_replay[i]->framework_only);
     }
   }
   result.ranked = pruner.ranked();
   result.pareto = pruner.front();
+  result.framework_best = pruner.framework_best();
+  if (!track_frameworks && !result.ranked.empty()) {
+    result.framework_best[static_cast<std::size_t>(request.framework)] = result.ranked.front();
+  }
   if (!result.ranked.empty()) add_runtime_warnings(request, result.ranked.front(), result.warnings);
   // With nothing under the cap, the closest the memory partitioner came,
   // the groups whose weights alone were over it included.

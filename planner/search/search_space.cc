@@ -4,10 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "common/error.h"
 #include "models/time_model.h"
 #include "planner/search/expert_axis.h"
+#include "planner/search/framework_axis.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
 #include "step/zero_support.h"
@@ -140,6 +142,7 @@ void check_fixed_choices(const PlanRequest& request) {
   if (request.zero && request.pp && request.schedule && !is_schedule_set(*request.schedule))
     step::check_zero_pipeline(*request.zero, *request.pp, *request.schedule);
   check_fixed_experts(request);
+  check_framework_choices(request);
 }
 
 // Why no group was left: the fixed micro-batch size, or the combination.
@@ -324,11 +327,13 @@ std::vector<ScheduleChoice> plain_schedule_choices(const PlanRequest& request) {
   };
   if (request.schedule && is_schedule_set(*request.schedule)) {
     std::vector<ScheduleChoice> choices;
-    for (const sim::ScheduleFamily& family : sim::schedule_families()) {
-      if (std::string_view(family.name) == "naive") continue;
-      for (const ScheduleChoice& choice : choices_for(family)) choices.push_back(choice);
+    for (const sim::ScheduleFamily* family : schedule_set_families(*request.schedule)) {
+      for (const ScheduleChoice& choice : choices_for(*family)) choices.push_back(choice);
     }
-    if (choices.empty()) throw InputError("--virtual: no schedule runs that many stages per rank");
+    if (choices.empty()) {
+      throw InputError(fmt::format("--virtual {}: no schedule of --schedule {} runs that many stages per rank",
+                                   request.virtual_stages.value_or(0), *request.schedule));
+    }
     return choices;
   }
   if (request.schedule) {
@@ -357,7 +362,87 @@ std::vector<ScheduleChoice> plain_schedule_choices(const PlanRequest& request) {
 
 }  // namespace
 
-bool is_schedule_set(std::string_view name) { return name == "auto"; }
+std::vector<step::Framework> searched_frameworks(const PlanRequest& request) {
+  if (request.framework != step::Framework::kAny) return {request.framework};
+  std::vector<step::Framework> searched{step::Framework::kAny};
+  for (const step::FrameworkInfo& info : step::frameworks()) searched.push_back(info.id);
+  return searched;
+}
+
+namespace {
+
+// The named sets --schedule takes beside a family's name.
+struct ScheduleSet {
+  std::string_view name;
+  std::vector<std::string_view> families;  // empty: every family but naive
+};
+
+const std::vector<ScheduleSet>& schedule_sets() {
+  static const std::vector<ScheduleSet> sets = {
+      {"auto", {}},
+      {"zero-bubble", {"ZBH1", "ZBH2", "InterleavedZeroBubble", "ZBVZeroBubble", "VHalf", "VMin", "ZBAuto"}},
+      {"interleaved", {"Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble"}},
+      {"v-shape", {"ZBVZeroBubble", "DualPipeV", "VHalf", "VMin"}},
+  };
+  return sets;
+}
+
+const ScheduleSet* find_schedule_set(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const ScheduleSet& set : schedule_sets()) {
+    if (set.name == lower) return &set;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool is_schedule_set(std::string_view name) {
+  return name.find(',') != std::string_view::npos || find_schedule_set(name) != nullptr;
+}
+
+std::vector<const sim::ScheduleFamily*> schedule_set_families(std::string_view text) {
+  std::vector<const sim::ScheduleFamily*> families;
+  const auto add = [&](const sim::ScheduleFamily& family) {
+    if (std::find(families.begin(), families.end(), &family) == families.end()) families.push_back(&family);
+  };
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    std::string_view item = text.substr(begin, end - begin);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    begin = end + 1;
+    if (item.empty()) {
+      throw InputError(fmt::format("--schedule '{}': an empty name in the list; give names separated by commas, "
+                                   "e.g. 1F1B,Interleaved1F1B",
+                                   text));
+    }
+    if (const ScheduleSet* set = find_schedule_set(item)) {
+      if (set->families.empty()) {
+        for (const sim::ScheduleFamily& family : sim::schedule_families()) {
+          if (std::string_view(family.name) != "naive") add(family);
+        }
+      }
+      for (std::string_view name : set->families) add(sim::find_schedule_family(name));
+      continue;
+    }
+    try {
+      add(sim::find_schedule_family(item));
+    } catch (const InputError&) {
+      throw InputError(fmt::format("--schedule: unknown schedule '{}'; use {}, a set ({}), or a comma list of them",
+                                   item, sim::schedule_names(), schedule_set_names()));
+    }
+  }
+  return families;
+}
+
+std::string schedule_set_names() {
+  std::string names;
+  for (const ScheduleSet& set : schedule_sets()) names += (names.empty() ? "" : ", ") + std::string(set.name);
+  return names;
+}
 
 std::vector<RecomputeChoice> recompute_choices(const PlanRequest& request) {
   if (request.recompute_modules) return {{models::Recompute::kSelective, *request.recompute_modules}};

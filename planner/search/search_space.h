@@ -60,9 +60,19 @@ class SearchSpace {
 // request's schedule (with its v, or the v values worth trying), which may
 // be a searched one (ZBAuto).
 std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
-// The set `plan --schedule` takes besides a family's name: "auto", what the
-// search tries by default and ZBAuto ("searched" is ZBAuto's own alias).
+// The frameworks whose shardings a group tries: the one the request keeps
+// to, or with kAny every framework besides kAny's own (so that each one's
+// best is found).
+std::vector<step::Framework> searched_frameworks(const PlanRequest& request);
+// Whether `plan --schedule` names several families: a comma list, or a set
+// ("auto": what the search tries by default and ZBAuto, whose own alias
+// is "searched"; "zero-bubble", "interleaved", "v-shape").
 bool is_schedule_set(std::string_view name);
+// The families a list or set names, each once, in the order given; throws
+// InputError naming an unknown item.
+std::vector<const sim::ScheduleFamily*> schedule_set_families(std::string_view text);
+// "auto, zero-bubble, interleaved, v-shape".
+std::string schedule_set_names();
 // Recomputation with, for selective, the modules it recomputes.
 struct RecomputeChoice {
   models::Recompute recompute = models::Recompute::kNone;

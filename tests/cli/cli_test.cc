@@ -188,7 +188,7 @@ TEST(Cli, PlanReportsTheBestPlanAndReplaysIt) {
 TEST(Cli, PlanTablesShowTheExpertAxesOfMoeModelsOnly) {
   const CommandResult moe =
       run("plan --model mixtral-8x7b --hardware h100-sxm --gpus 32 --global-batch 64 "
-          "--seq 4096 --pp 4 --ep 8 --top 2");
+          "--seq 4096 --pp 4 --ep 8 --top 2 --verbose");
   ASSERT_EQ(moe.code, 0) << moe.err;
   const std::size_t header = moe.out.find(" d  ep etp z ");
   ASSERT_NE(header, std::string::npos) << moe.out;
@@ -211,7 +211,7 @@ TEST(Cli, PlanTablesShowTheExpertAxesOfMoeModelsOnly) {
   EXPECT_EQ(best["moe_load_imbalance"], 1.0);
   const CommandResult dense =
       run("plan --model llama3-8b --hardware h100-sxm --gpus 16 --global-batch 64 "
-          "--seq 4096 --pp 2 --top 2");
+          "--seq 4096 --pp 2 --top 2 --verbose");
   ASSERT_EQ(dense.code, 0) << dense.err;
   EXPECT_NE(dense.out.find(" d z "), std::string::npos) << dense.out;
   EXPECT_EQ(dense.out.find(" ep etp "), std::string::npos) << dense.out;

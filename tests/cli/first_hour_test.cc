@@ -202,7 +202,7 @@ TEST(FirstHour, PipelinedShardingReplaysAndMapsToWhatFrameworksRun) {
   // apply, and the warning says why.
   const CommandResult flat =
       run("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 32 --seq 4096 "
-          "--pp 1 --overlap-grad-reduce --overlap-param-gather");
+          "--pp 1 --overlap-grad-reduce --overlap-param-gather --verbose");
   ASSERT_NE(flat.out.find("ZeRO-3"), std::string::npos) << flat.out;  // the best plan on one rank shards the weights
   EXPECT_NE(flat.out.find("warning: --overlap-grad-reduce (its ZeRO-3 on one pipeline rank syncs beside each "
                           "micro-batch's passes) does not apply"),

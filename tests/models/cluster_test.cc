@@ -83,7 +83,7 @@ TEST(Cluster, BadFilesNameTheField) {
 }
 
 TEST(Cluster, PlansTakeAClusterOfOneKindAndSimulationsRefuseAMixedOneInOneLine) {
-  const testing::CommandResult planned = testing::run("plan --model llama3-8b --hardware gb200-nvl72 --gpus 8 --global-batch 16");
+  const testing::CommandResult planned = testing::run("plan --model llama3-8b --hardware gb200-nvl72 --gpus 8 --global-batch 16 --verbose");
   ASSERT_EQ(planned.code, 0) << planned.err;
   EXPECT_NE(planned.out.find("placement on gb200-nvl72, ranks in Megatron's order tp-cp-ep-dp-pp (its default, no flag needed)"),
             std::string::npos)

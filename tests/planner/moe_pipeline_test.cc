@@ -27,6 +27,7 @@
 #include "sim/span_bound.h"
 #include "step/layer_table.h"
 #include "step/model_simulation.h"
+#include "tests/support/megatron_flags.h"
 #include "tests/support/cli_support.h"
 #include "tests/support/sim_test_support.h"
 
@@ -325,6 +326,7 @@ TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
                     "--qk-pos-emb-head-dim 64 --v-head-dim 128")}) {
     EXPECT_NE(args.find(flag), std::string::npos) << flag << " in " << args;
   }
+  EXPECT_EQ(testing::undefined_megatron_flags(args), "") << args;
 }
 
 // The busiest of ep ranks gets at most every token's copies its experts

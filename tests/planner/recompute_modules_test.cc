@@ -147,7 +147,7 @@ TEST(RecomputeModulesPlan, PlanFileAndMegatronArgumentsCarryTheModules) {
   const std::string plan = testing::temp_path("modules-plan.yaml");
   const testing::CommandResult result = testing::run(
       "plan --model mixtral-8x7b --hardware h100-sxm --gpus 16 --global-batch 64 --seq 4096 --tp 2 --pp 2 "
-      "--ep 8 --recompute-modules moe_act,layernorm --out " +
+      "--ep 8 --recompute-modules moe_act,layernorm --verbose --out " +
       plan);
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_NE(result.out.find("recompute selective:moe_act,layernorm"), std::string::npos) << result.out;
