@@ -315,7 +315,7 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
   }
   for (int j = 0; j < parameters; ++j) {
     const FreeParameter& parameter = options.fit[static_cast<std::size_t>(j)];
-    FittedParameter fitted_parameter{parameter, initial(j), values(j), std::nullopt, false};
+    FittedParameter fitted_parameter{parameter, initial(j), values(j), std::nullopt, false, std::nullopt};
     if (covariance) fitted_parameter.standard_error = std::sqrt(std::max(0.0, (*covariance)(j, j)));
     const double margin = 1e-4 * (parameter.upper - parameter.lower);
     fitted_parameter.at_bound = values(j) < parameter.lower + margin || values(j) > parameter.upper - margin;
@@ -329,6 +329,17 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
   result.fitted = summarise(result.rows, false);
   result.held_out = summarise(result.rows, true);
   result.evaluations = residuals.evaluations();
+  if (options.sensitivity && result.exactly_determined() && result.converged) {
+    std::vector<MeasuredRun> longer = runs;
+    for (MeasuredRun& run : longer) run.step_time_s *= 1.01;
+    CalibrationOptions refit = options;
+    refit.sensitivity = false;
+    const Calibration moved = calibrate(longer, refit);
+    for (std::size_t j = 0; j < result.parameters.size(); ++j) {
+      const double value = result.parameters[j].value;
+      if (value != 0) result.parameters[j].sensitivity = moved.parameters[j].value / value - 1;
+    }
+  }
   return result;
 }
 

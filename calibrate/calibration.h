@@ -33,6 +33,10 @@ struct FittedParameter {
   double value = 0;
   std::optional<double> standard_error;  // none when the runs equal the parameters
   bool at_bound = false;                 // within a part in 10^4 of its range's end
+  // With as many runs as parameters (exactly determined: no residual, no
+  // standard error): how far the value moves, as a fraction of itself,
+  // when every measured step time is 1 % longer.
+  std::optional<double> sensitivity;
   // Its standard error is over a quarter of its value: the runs hardly fix it.
   bool poorly_determined() const { return standard_error && *standard_error > 0.25 * std::abs(value); }
 };
@@ -51,11 +55,18 @@ struct Calibration {
   ErrorSummary fitted, held_out;
   int evaluations = 0;              // simulations of the runs during the fit
   bool converged = true;            // false: the solver ran out of evaluations
+  // As many fitted runs as parameters: the fit meets every run exactly and
+  // leaves nothing to check it by (FittedParameter::sensitivity says how
+  // far a measurement's error carries).
+  bool exactly_determined() const { return static_cast<std::size_t>(fitted.runs) == parameters.size(); }
 };
 
 struct CalibrationOptions {
   std::vector<FreeParameter> fit;
   int holdout = 0;  // runs left out of the fit, spread evenly over the file
+  // Refit an exactly determined fit with 1 % longer step times for each
+  // value's sensitivity (off for that refit itself).
+  bool sensitivity = true;
 };
 
 // Predicts every run on its own hardware description, or on `hardware`

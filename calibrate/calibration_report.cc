@@ -19,8 +19,12 @@ std::string error_line(const char* what, const ErrorSummary& summary) {
 }
 
 std::string standard_error_text(const FittedParameter& parameter) {
-  return parameter.standard_error ? fmt::format("+- {:.3g}", *parameter.standard_error)
-                                  : std::string("(as many runs as parameters: no standard error)");
+  if (parameter.standard_error) return fmt::format("+- {:.3g}", *parameter.standard_error);
+  if (parameter.sensitivity) {
+    return fmt::format("(exactly determined: no standard error; a step time measured 1 % longer moves it {:+.2f} %)",
+                       *parameter.sensitivity * 100);
+  }
+  return "(as many runs as parameters: no standard error)";
 }
 
 // Fitted values by their dotted names ("gpu.efficiency.matmul.max"),
@@ -57,7 +61,7 @@ std::string runs_table(const std::vector<RunPrediction>& rows) {
                                  "error", "MFU", "pred MFU", "");
   for (const RunPrediction& row : rows) {
     text += fmt::format("  {:<28} {:>13} {:>13} {:>9} {:>8} {:>8}  {}{}\n", row.run.name,
-                        format_ms(row.run.step_time_s), format_ms(row.predicted_s), percent(row.error),
+                        format_duration(row.run.step_time_s), format_duration(row.predicted_s), percent(row.error),
                         row.run.mfu ? fmt::format("{:.1f} %", *row.run.mfu * 100) : "-",
                         fmt::format("{:.1f} %", row.predicted_mfu * 100), row.held_out ? "held out" : "",
                         row.fits_memory ? ""
@@ -119,6 +123,10 @@ std::string calibration_text(const Calibration& calibration) {
                         parameter.poorly_determined() ? "  POORLY DETERMINED by these runs: read it as a guess" : "");
   }
   text += runs_table(calibration.rows);
+  if (calibration.exactly_determined()) {
+    text += "  EXACTLY DETERMINED: as many runs as parameters, so each run is met exactly (residual zero) and "
+            "nothing is left to validate the fit; measure more runs (--holdout then checks it)\n";
+  }
   text += error_line("fitted", calibration.fitted);
   if (calibration.held_out.runs > 0) text += error_line("held out", calibration.held_out);
   return text;
@@ -135,7 +143,9 @@ nlohmann::ordered_json calibration_json(const Calibration& calibration) {
                           {"lower", parameter.parameter.lower},
                           {"upper", parameter.parameter.upper},
                           {"at_bound", parameter.at_bound},
-                          {"poorly_determined", parameter.poorly_determined()}});
+                          {"poorly_determined", parameter.poorly_determined()},
+                          {"sensitivity_per_percent", parameter.sensitivity ? nlohmann::ordered_json(*parameter.sensitivity)
+                                                                            : nlohmann::ordered_json(nullptr)}});
   }
   auto summary = [](const ErrorSummary& errors) {
     return nlohmann::ordered_json{{"runs", errors.runs}, {"mean_abs_error", errors.mean_abs}, {"max_abs_error", errors.max_abs}};
@@ -145,7 +155,8 @@ nlohmann::ordered_json calibration_json(const Calibration& calibration) {
                               {"runs", runs_json(calibration.rows)},
                               {"fitted", summary(calibration.fitted)},
                               {"evaluations", calibration.evaluations},
-                              {"converged", calibration.converged}};
+                              {"converged", calibration.converged},
+                              {"exactly_determined", calibration.exactly_determined()}};
   if (calibration.held_out.runs > 0) json["held_out"] = summary(calibration.held_out);
   return json;
 }
@@ -156,14 +167,17 @@ std::string calibrated_hardware_yaml(const Calibration& calibration, const std::
       "# Fitted by `pipeplan calibrate {}` to {}; everything not below is\n"
       "# {}'s. Standard errors (1 sigma) and each run's residual:\n",
       runs_file, format_plural(calibration.fitted.runs, "measured run"), calibration.base);
+  if (calibration.exactly_determined()) {
+    yaml += "# EXACTLY DETERMINED: as many runs as parameters, residual zero, not validated by any run.\n";
+  }
   for (const FittedParameter& parameter : calibration.parameters) {
     yaml += fmt::format("#   {} = {:.6g} {} ({}; range [{:g}, {:g}])\n", parameter.parameter.name, parameter.value,
                         standard_error_text(parameter), parameter.parameter.meaning, parameter.parameter.lower,
                         parameter.parameter.upper);
   }
   for (const RunPrediction& row : calibration.rows) {
-    yaml += fmt::format("#   {}: measured {}, predicted {} ({}){}\n", row.run.name, format_ms(row.run.step_time_s),
-                        format_ms(row.predicted_s), percent(row.error), row.held_out ? ", held out" : "");
+    yaml += fmt::format("#   {}: measured {}, predicted {} ({}){}\n", row.run.name, format_duration(row.run.step_time_s),
+                        format_duration(row.predicted_s), percent(row.error), row.held_out ? ", held out" : "");
   }
   yaml += fmt::format("name: {}\nbase: {}\nsource: fitted by pipeplan calibrate to {}\n", name, calibration.base,
                       runs_file);

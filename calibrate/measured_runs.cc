@@ -160,9 +160,9 @@ class RunReader {
                                        run.global_batch, dp, run.job.micro_batch_size));
     }
     const long long replicas = dp * run.job.cp;  // ranks holding the same weights
-    if (run.job.zero == models::ZeroStage::kOptimizer && replicas == 1) {
-      fail("distributed_optimizer", "shards over the data- and context-parallel ranks, and this run has one; drop it");
-    }
+    // Megatron accepts the distributed optimizer on one replica, where it
+    // shards nothing: the run is costed without sharding.
+    if (run.job.zero == models::ZeroStage::kOptimizer && replicas == 1) run.job.zero = models::ZeroStage::kNone;
     if (run.job.sequence_parallel && run.job.tp == 1) fail("sequence_parallel", "needs tp > 1; drop it");
     if (run.job.runtime.overlap_grad_reduce && replicas == 1) {
       fail("overlap_grad_reduce", "needs more than one data- or context-parallel rank; drop it");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 
@@ -41,14 +42,9 @@ commands::CommandOutput report_only(const std::vector<calibrate::MeasuredRun>& r
 
 // A fit pressed against a bound or stopped on its budget is printed, but
 // not written as a description to use: the runs asked for something the
-// parameters cannot give.
+// parameters cannot give. An exactly determined fit is written, marked so.
 void refuse_unusable_fit(const calibrate::Calibration& calibration, bool json) {
   std::string why = calibration.converged ? "" : "the fit did not converge";
-  if (static_cast<std::size_t>(calibration.fitted.runs) <= calibration.parameters.size()) {
-    why = fmt::format("{} for {}: the fit is exactly determined, with no residual left to check it; add runs",
-                      format_plural(calibration.fitted.runs, "run"),
-                      format_plural(static_cast<long long>(calibration.parameters.size()), "parameter"));
-  }
   for (const calibrate::FittedParameter& parameter : calibration.parameters) {
     if (parameter.at_bound) why = fmt::format("{} is at its bound", parameter.parameter.name);
   }
@@ -79,12 +75,20 @@ void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
     throw InputError("--name names the written description: give --out FILE too");
   }
   calibrate::CalibrationOptions fit;
-  fit.fit = options.fit.empty() ? calibrate::default_fit() : calibrate::parse_fit(options.fit);
+  // One run fixes one parameter: the default's first, the GEMM efficiency.
+  const bool one_run = runs.size() - static_cast<std::size_t>(std::max(0, options.holdout)) == 1;
+  const bool default_fit = command.count("--fit") == 0;
+  fit.fit = default_fit ? calibrate::default_fit() : calibrate::parse_fit(options.fit);
+  if (default_fit && one_run) fit.fit.resize(1);
   fit.holdout = options.holdout;
   const calibrate::Calibration calibration = calibrate::calibrate(runs, fit);
   if (!options.out.empty()) refuse_unusable_fit(calibration, options.json);
   const std::string name = options.name.empty() ? calibration.base + "-calibrated" : options.name;
   commands::CommandOutput output{calibrate::calibration_json(calibration), calibrate::calibration_text(calibration)};
+  if (default_fit && one_run) {
+    output.text.insert(0, fmt::format("one run fixes one parameter: fitting {} alone (--fit names others)\n",
+                                      fit.fit.front().name));
+  }
   if (!options.out.empty()) {
     std::ofstream file(options.out);
     file << calibrate::calibrated_hardware_yaml(calibration, name, fmt::format("{}", fmt::join(options.runs_files, " ")));
@@ -104,8 +108,9 @@ void register_calibrate_command(CLI::App& app) {
   auto options = std::make_shared<CalibrateOptions>();
   CLI::App* command = app.add_subcommand(
       "calibrate",
-      "Fit a hardware description's efficiency parameters to measured runs (a YAML list of runs: model, hardware, "
-      "layout, measured step time) and write the fitted description; --report prints each run's error as it stands");
+      "Fit a hardware description's efficiency parameters to measured runs (a YAML file whose `runs:` lists each "
+      "run's name, model, hardware, layout and measured step_time; docs/calibrate.md) and write the fitted "
+      "description; --report prints each run's error as it stands");
   command
       ->add_option("runs", options->runs_files,
                    "Runs YAML files (see configs/calibration/) and comparison.json files written by pipeplan validate "
@@ -113,7 +118,8 @@ void register_calibrate_command(CLI::App& app) {
       ->required();
   command->add_option(
       "--fit", options->fit,
-      "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, runtime.layer_overhead]");
+      "Parameters to fit, comma-separated [default: gpu.efficiency.matmul.max, runtime.layer_overhead; with one "
+      "run the first alone]");
   command->add_option("--holdout", options->holdout,
                       "Runs left out of the fit (spread over the file), to see their error")->capture_default_str();
   command->add_option("--out", options->out, "Write the fitted hardware YAML here (base: the runs' description)");

@@ -188,8 +188,8 @@ void run_goodput(const GoodputOptions& options, const OutputSink& sink) {
                         : report.estimate.work_s > 0 ? report.estimate.work_s
                                                      : kDefaultRunS;
     if (report.run_work_s < in.step_s) {
-      throw InputError(fmt::format("--run-length: {} is below one step ({})", format_span(report.run_work_s),
-                                   format_ms(in.step_s)));
+      throw InputError(fmt::format("--run-length: {} is below one step ({})", format_duration(report.run_work_s),
+                                   format_duration(in.step_s)));
     }
     const planner::GoodputEstimate& e = report.estimate;
     planner::RunModel run{report.run_work_s, e.interval_s, e.stall_s, e.durable_after_s, e.restart_s, e.job_mtbf_s,

@@ -109,7 +109,7 @@ std::string hardware_text(const models::HardwareConfig& hw) {
   text += fmt::format(
       "  runtime        {} per layer and {} per model chunk, each forward or backward pass, outside "
       "the kernels\n",
-      format_ms(hw.layer_overhead_s), format_ms(hw.pass_overhead_s));
+      format_duration(hw.layer_overhead_s), format_duration(hw.pass_overhead_s));
   text += hw.nodes > 0 ? fmt::format("  cluster        {} nodes, {} GPUs\n", hw.nodes, hw.nodes * hw.gpus_per_node)
                        : "  cluster        as many nodes as a plan asks for\n";
   return text;

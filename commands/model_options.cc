@@ -47,8 +47,8 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
   command.add_flag("--allow-long-context", options.allow_long_context, kAllowLongContextHelp);
   command.add_option("--tp,-t", layout.tp, layout_help("tp"))->capture_default_str();
   command.add_option("--cp", layout.cp, layout_help("cp"))->capture_default_str();
-  command.add_flag("--sequence-parallel,!--no-sequence-parallel", layout.sequence_parallel,
-                   layout_help("sequence-parallel", "off"));
+  options.sequence_parallel = command.add_flag("--sequence-parallel,!--no-sequence-parallel", layout.sequence_parallel,
+                                               layout_help("sequence-parallel", "on with t > 1, Megatron's advice"));
   options.recompute = add_layout_option<std::string>(command, "recompute", layout, layout_help("recompute", "none"));
   options.recompute_modules =
       add_layout_option<std::string>(command, "recompute-modules", layout, layout_help("recompute-modules"));
@@ -186,6 +186,8 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
   if (options.seq < 0) throw InputError(fmt::format("--seq must be >= 1 (got {})", options.seq));
+  // The plan search's default, so that a layout simulated as given is the one planned.
+  if (!options.given(options.sequence_parallel)) layout.sequence_parallel = layout.tp > 1;
   check_parallel_flags(layout.tp, layout.sequence_parallel, layout.dp * layout.cp, static_cast<int>(layout.zero));
   resolve_recompute(options.given(options.recompute), options.given(options.recompute_modules), model, layout);
   layout.pp = pipeline_ranks;

@@ -28,6 +28,7 @@ struct ShapeOptions {
   const CLI::Option* recompute = nullptr;
   const CLI::Option* recompute_modules = nullptr;
   const CLI::Option* rank_order = nullptr;
+  const CLI::Option* sequence_parallel = nullptr;  // not given: on with t > 1, as plan searches
   bool given(const CLI::Option* option) const { return option != nullptr && option->count() > 0; }
 };
 

@@ -10,6 +10,7 @@
 #include "commands/model_run.h"
 #include "commands/option_use.h"
 #include "common/error.h"
+#include "common/units.h"
 #include "models/cluster.h"
 #include "models/expert_parallel.h"
 #include "models/hardware.h"
@@ -21,6 +22,7 @@
 #include "planner/plan_file.h"
 #include "planner/report/plan_replay.h"
 #include "sim/generators/registry.h"
+#include "sim/memory_fit.h"
 #include "sim/search/activation_limit.h"
 #include "step/model_report.h"
 #include "step/model_simulation.h"
@@ -88,7 +90,7 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
 std::string heading(const ModelRun& run, int gpus, const std::string& after_tokens) {
   const models::TrainingShape& shape = run.setup.shape;
   return fmt::format(
-      "{} on {} x {}, t={}{} p={} d={}{}{}, micro-batch {} x {} tokens{}, recompute {}{}\n", run.model.name, gpus,
+      "{} on {} x {}, t={}{} p={} d={}{}{}, micro-batch {} x {} tokens{}{}, recompute {}{}\n", run.model.name, gpus,
       run.hardware.name,
       run.segment_tps.empty() ? fmt::to_string(shape.tp) : fmt::format("{}", fmt::join(run.segment_tps, "/")),
       shape.cp > 1 ? fmt::format(" c={}", shape.cp) : "", run.setup.pp, shape.dp,
@@ -97,10 +99,16 @@ std::string heading(const ModelRun& run, int gpus, const std::string& after_toke
                               : "",
       shape.zero != models::ZeroStage::kNone ? fmt::format(" ZeRO-{}", static_cast<int>(shape.zero)) : "",
       shape.micro_batch_size, shape.seq_len, after_tokens,
+      shape.sequence_parallel && shape.tp > 1 ? ", sequence parallel" : "",
       run.setup.stage_recompute.empty()
           ? models::recompute_label(shape.recompute, shape.recompute_modules)
           : models::stage_recompute_label(run.setup.stage_recompute, shape.recompute_modules),
       shape.runtime.fp8 ? ", fp8" : "");
+}
+
+// Sequences a step of the setup trains on: b x m x d.
+long long shape_global_batch(const step::PipelineSetup& setup) {
+  return static_cast<long long>(setup.shape.micro_batch_size) * setup.microbatches * setup.shape.dp;
 }
 
 CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& run, const SimulateOutputs& outputs) {
@@ -156,12 +164,23 @@ CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& 
     output.json["plan_predicted_iteration_s"] = predicted;
     if (std::abs(result.iteration_time_s - predicted) > 1e-4 * predicted) {
       const std::string note = fmt::format(
-          "the plan file predicted {:.3f} ms per iteration, this replay gives {:.3f} ms ({:+.2f} %): the model, the "
+          "the plan file predicted {} per iteration, this replay gives {} ({:+.2f} %): the model, the "
           "hardware description or the cost model changed since it was written; plan again to refresh it",
-          predicted * 1e3, result.iteration_time_s * 1e3, (result.iteration_time_s / predicted - 1) * 100);
+          format_duration(predicted), format_duration(result.iteration_time_s),
+          (result.iteration_time_s / predicted - 1) * 100);
       output.json["notes"].push_back(note);
       output.text += fmt::format("  note: {}\n", note);
     }
+  }
+  if (!sim::ranks_over_memory(result.report).empty() && run.segment_tps.empty()) {
+    // The plan command searches the split, micro-batches, schedule and
+    // recomputation of this layout under the cap.
+    output.text += fmt::format(
+        "  to find what fits with this layout: pipeplan plan --model {} --hardware {} --gpus {} --global-batch {} "
+        "--seq {} --tp {} --cp {} --pp {} --dp {}{}\n",
+        run.model.name, run.hardware.name, result.gpus,
+        shape_global_batch(setup), setup.shape.seq_len, setup.shape.tp, setup.shape.cp, setup.pp, setup.shape.dp,
+        run.model.moe.enabled() ? fmt::format(" --ep {}", setup.shape.ep) : "");
   }
   write_simulation_files(result.report, result.schedule, outputs, outputs.gantt, output);
   return output;

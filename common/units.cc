@@ -166,13 +166,6 @@ double parse_non_negative(std::string_view text, std::string_view field) {
   return value;
 }
 
-std::string format_span(double seconds) {
-  if (seconds < 1) return format_ms(seconds);
-  if (seconds < 120) return fmt::format("{:.1f} s", seconds);
-  if (seconds < 2 * 3600) return fmt::format("{:.1f} min", seconds / 60);
-  if (seconds < 72 * 3600) return fmt::format("{:.2f} h", seconds / 3600);
-  return fmt::format("{:.2f} days", seconds / 86400);
-}
 
 std::string format_duration(double seconds) {
   if (seconds == 0) return "0 s";
@@ -196,7 +189,6 @@ std::string format_bytes(double bytes) {
   return fmt::format("{:.2f} {}", value, kNames[unit]);
 }
 
-std::string format_ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
 
 std::string format_count(double count) {
   constexpr std::array<std::pair<double, const char*>, 4> kScales{

@@ -43,13 +43,10 @@ double parse_fraction(std::string_view text, std::string_view field);
 // A whole number >= `minimum` and at most 10^9 (GPUs, nodes, layout sizes).
 int parse_count(std::string_view text, std::string_view field, int minimum);
 
-// Human forms for reports: "1.50 GiB", "12.345 ms", "70.55B" (a count with
+// Human forms for reports: "1.50 GiB", "70.55B" (a count with
 // K, M, B or T). Bytes come as a double: exact counts and estimates of any
 // size alike.
 std::string format_bytes(double bytes);
-std::string format_ms(double seconds);
-// A long span in the unit that reads best: "6.021 ms", "42.0 s", "12.5 min", "3.09 h", "61.62 days".
-std::string format_span(double seconds);
 std::string format_count(double count);
 // A duration with 4 significant digits in the unit that reads best, for
 // reports a person reads: "850.2 us", "61.28 ms", "28.58 s", "18.63 min",

@@ -86,8 +86,9 @@ bool holds(const std::vector<ZeroStage>& stages, ZeroStage zero) {
 // functions): PyTorch's schedules and CSV orders, FSDP, a tensor-parallel
 // plan that always splits the norms along the sequence, activation
 // checkpointing whole blocks (its selective modes keep other tensors than
-// Megatron's modules), a device mesh in the order pp, dp, cp, tp, sequences
-// divisible by t x 2c, dropless experts, async TP under torch.compile (which
+// Megatron's modules), a device mesh in the order pp, dp, cp, tp, context
+// parallelism by all-gather or all-to-all (not a ring), sequences divisible
+// by t x 2c, dropless experts, async TP under torch.compile (which
 // a split backward refuses), gradients reduced and Adam's moments kept in
 // float32, the all-to-all overlapped under DualPipeV only.
 const char* torchtitan_refusal(const models::JobLayout& layout, const sim::ScheduleFamily& family, int seq_len) {
@@ -106,7 +107,10 @@ const char* torchtitan_refusal(const models::JobLayout& layout, const sim::Sched
   if (heaviest_recompute(layout) == Recompute::kSelective) return "selective recomputation of Megatron's modules";
   if (layout.tp > 1 && !layout.sequence_parallel) return "tensor parallelism without sequence parallelism";
   if (layout.pipeline_first) return "the rank order tp-pp-dp";
-  if (seq_len % (layout.tp * 2 * layout.cp) != 0) return "a sequence not divisible by t x 2c";
+  // context_parallel_rotate_method: all-gather or all-to-all, not the
+  // point-to-point ring the plan costs.
+  if (layout.cp > 1) return "context parallelism by a point-to-point ring";
+  if (seq_len % (layout.tp * 2) != 0) return "a sequence not divisible by 2t";
   if (layout.routing.dispatcher == models::MoeDispatcher::kDeepEp && (layout.ep == 1 || layout.expert_tp() > 1)) {
     return "DeepEP with ep 1 or expert tensor parallelism";
   }

@@ -143,8 +143,8 @@ std::string model_simulation_to_text(const ModelSimulation& simulation) {
 
 std::string model_simulation_summary(const ModelSimulation& simulation) {
   std::string text = fmt::format("  iteration              {:>12}   pipeline {} + gradient sync {} + optimizer {}\n",
-                      format_ms(simulation.iteration_time_s), format_ms(simulation.pipeline_s),
-                      format_ms(simulation.gradient_sync_s), format_ms(simulation.optimizer_step_s));
+                      format_duration(simulation.iteration_time_s), format_duration(simulation.pipeline_s),
+                      format_duration(simulation.gradient_sync_s), format_duration(simulation.optimizer_step_s));
   text += fmt::format("  throughput             {:>12.0f}   tokens/s on {} GPUs, MFU {:.1f} %{}\n",
                       simulation.tokens_per_s, simulation.gpus, simulation.mfu * 100,
                       sim::ranks_over_memory(simulation.report).empty() ? "" : " (if it fitted: it does not)");
@@ -152,13 +152,13 @@ std::string model_simulation_summary(const ModelSimulation& simulation) {
     text += fmt::format(
         "  expert all-to-all      {:>12}   exposed on the rank with most ({:.1f} % of the step), {} hidden by "
         "paired passes\n",
-        format_ms(share.exposed_s), 100 * share.exposed_s / simulation.iteration_time_s, format_ms(share.hidden_s));
+        format_duration(share.exposed_s), 100 * share.exposed_s / simulation.iteration_time_s, format_duration(share.hidden_s));
   }
   if (const auto most = std::max_element(simulation.port_shared_s.begin(), simulation.port_shared_s.end());
       most != simulation.port_shared_s.end() && *most > 0) {
     text += fmt::format("  network port shared    {:>12}   passes slowed by stage-to-stage messages on the port their "
                         "collectives use, on the rank with most\n",
-                        format_ms(*most));
+                        format_duration(*most));
   }
   text += fmt::format("  layout                 {}\n", format_layout(simulation.split));
   text += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10}  {}\n", "rank", "weights", "grads",

@@ -120,8 +120,9 @@ void line_chart(const StudyFile& study, const PlotSpec& plot, const std::vector<
   const std::vector<std::string> names = distinct(points, plot.series);
   for (const std::string& name : names) {
     for (const std::string& metric : plot.y) {
-      charts::ChartSeries series{plot.series.empty() ? metric : name, {}, {}, false, -1};
-      if (!plot.series.empty() && plot.y.size() > 1) series.name = fmt::format("{} {}", name, metric);
+      charts::ChartSeries series{plot.series.empty() ? metric_label(metric) : series_label(plot.series, name), {}, {},
+                                 false, -1};
+      if (!plot.series.empty() && plot.y.size() > 1) series.name += ", " + metric_label(metric);
       std::vector<std::pair<double, double>> xy;
       for (const PointOutcome* outcome : points) {
         if (outcome->point.value_of(plot.series) != name) continue;
@@ -143,7 +144,7 @@ void indexed_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& 
   std::size_t width = 0;
   for (const PointOutcome* outcome : points) {
     const std::string name = plot.series.empty() ? fmt::format("point {}", outcome->point.index)
-                                                 : outcome->point.value_of(plot.series);
+                                                 : series_label(plot.series, outcome->point.value_of(plot.series));
     charts::ChartSeries series{name, {}, listed(*outcome, plot.y.front(), plot.y_unit), false, -1};
     for (std::size_t i = 0; i < series.y.size(); ++i) series.x.push_back(static_cast<double>(i));
     width = std::max(width, series.y.size());
@@ -155,7 +156,8 @@ void indexed_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& 
 void category_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& points, charts::ChartSpec& chart) {
   chart.categories = distinct(points, plot.x);
   for (const std::string& name : distinct(points, plot.series)) {
-    charts::ChartSeries series{plot.series.empty() ? plot.y.front() : name, {}, {}, false, -1};
+    charts::ChartSeries series{plot.series.empty() ? metric_label(plot.y.front()) : series_label(plot.series, name), {},
+                               {}, false, -1};
     for (const PointOutcome* outcome : points) {
       if (outcome->point.value_of(plot.series) != name) continue;
       const auto category = std::find(chart.categories.begin(), chart.categories.end(), outcome->point.value_of(plot.x));
@@ -178,7 +180,7 @@ void stacked_bars(const PlotSpec& plot, const std::vector<const PointOutcome*>& 
                                  plot.x));
   }
   for (const std::string& metric : plot.y) {
-    charts::ChartSeries series{metric.substr(metric.rfind('.') + 1), {}, {}, false, -1};
+    charts::ChartSeries series{metric_label(metric), {}, {}, false, -1};
     if (plot.x == "#") {
       series.y = listed(*points.front(), metric, plot.y_unit);
       for (std::size_t i = 0; i < series.y.size(); ++i) series.x.push_back(static_cast<double>(i));
@@ -211,8 +213,15 @@ std::string plot_title(const PlotSpec& plot) {
   for (std::size_t i = 1; i < plot.y.size(); ++i) names += ", " + metric_label(plot.y[i]);
   std::string title = fmt::format("{} by {}", names, x_label(plot));
   if (!plot.series.empty()) title += fmt::format(" and {}", plot.series);
+  if (!plot.where.empty()) {
+    std::vector<std::string> kept;
+    for (const auto& [key, value] : plot.where) kept.push_back(series_label(key, value));
+    title += fmt::format(" ({})", fmt::join(kept, ", "));
+  }
   return title;
 }
+
+std::string series_label(const std::string& key, const std::string& value) { return key + " = " + value; }
 
 std::string metric_label(const std::string& metric) {
   std::string name = metric.substr(metric.rfind('.') + 1);

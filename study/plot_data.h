@@ -24,8 +24,12 @@ double in_unit(double value, const std::string& metric, const std::string& unit)
 // "tokens/s": a metric's name for axes and tables.
 std::string metric_label(const std::string& metric);
 
-// The plot's title, or one made from its metrics and axes ("bubble rate by
-// microbatches and schedule"); the x axis's label ("rank" for '#').
+// A swept value as legends and tables name it: "tp = 8".
+std::string series_label(const std::string& key, const std::string& value);
+
+// The plot's title, or one made from its metrics, axes and the values its
+// `where` keeps ("bubble rate by microbatches and schedule (stages = 4)");
+// the x axis's label ("rank" for '#').
 std::string plot_title(const PlotSpec& plot);
 std::string x_label(const PlotSpec& plot);
 

@@ -13,6 +13,7 @@
 #include "common/yaml_fields.h"
 #include "sim/output/svg_gantt.h"
 #include "study/expression.h"
+#include "study/sweep.h"
 
 namespace pipeplan::study {
 namespace {
@@ -58,6 +59,7 @@ class StudyReader {
     read_sweep();
     read_metrics();
     read_plots();
+    check_plot_points();
     return std::move(study_);
   }
 
@@ -154,6 +156,21 @@ class StudyReader {
   }
   PlotSpec read_plot(const YAML::Node& node) const;
   void check_plot(const YAML::Node& node, const PlotSpec& plot) const;
+  // What a plot draws from the points it keeps, checked before any point
+  // runs: a stack over a list's entries needs exactly one point.
+  void check_plot_points() const {
+    const YAML::Node plots = root_["plots"];
+    for (std::size_t i = 0; i < study_.plots.size(); ++i) {
+      const PlotSpec& plot = study_.plots[i];
+      if (plot.kind != PlotKind::kStackedBar || plot.x != "#") continue;
+      const std::size_t matching = matching_count(study_, plot.where);
+      if (matching != 1) {
+        throw_at(path_, plots[i], fmt::format("stacked plot '{}' over '#' stacks one point's list: its 'where' keeps {} "
+                                              "points; give 'where' values that pick one",
+                                              plot.name, matching));
+      }
+    }
+  }
 
   std::string path_;
   YAML::Node root_;
@@ -218,12 +235,25 @@ PlotSpec StudyReader::read_plot(const YAML::Node& node) const {
 void StudyReader::check_plot(const YAML::Node& node, const PlotSpec& plot) const {
   for (const std::string& metric : plot.y) {
     if (std::find(study_.metrics.begin(), study_.metrics.end(), metric) == study_.metrics.end()) {
-      throw_at(path_, node, fmt::format("plot '{}' draws '{}', which is not among the metrics{}", plot.name, metric,
-                                        suggestion(metric, study_.metrics, "the study's 'metrics'")));
+      // A close name in 'metrics' may be the one misspelt: both are named.
+      const std::vector<std::string> close = close_names(metric, study_.metrics, 1);
+      if (!close.empty()) {
+        throw_at(path_, node, fmt::format("plot '{}' draws '{}', which 'metrics' does not list; it lists '{}': correct "
+                                          "whichever of the two is misspelt, or add '{}' to 'metrics'",
+                                          plot.name, metric, close.front(), metric));
+      }
+      throw_at(path_, node, fmt::format("plot '{}' draws '{}', which is not among the metrics; add it to 'metrics' "
+                                        "(paths into `pipeplan {} --json`)",
+                                        plot.name, metric, mode_command(study_.mode)));
     }
   }
   if (plot.kind != PlotKind::kGantt && plot.y.empty()) {
     throw_at(path_, node, fmt::format("plot '{}' needs 'y': one or more metrics", plot.name));
+  }
+  if (plot.x == "#" && plot.kind == PlotKind::kLine) {
+    throw_at(path_, node, fmt::format("plot '{}': x '#' is the index into a list metric (ranks, stages), drawn as "
+                                      "bars: use kind bar or stacked bar, or a swept option as x",
+                                      plot.name));
   }
   for (const std::string& key : {plot.x, plot.series}) {
     if (!key.empty() && key != "#" && !swept(key)) {

@@ -66,8 +66,8 @@ std::string human_cell(const std::string& metric, const nlohmann::ordered_json& 
   if (name.find("bytes") != std::string::npos || metric.find("memory_breakdown") != std::string::npos) {
     return format_bytes(number);
   }
-  if (name.ends_with("_s") && !name.ends_with("_per_s")) return format_ms(number);
-  if (name.ends_with("_ms")) return fmt::format("{:.3f} ms", number);
+  if (name.ends_with("_s") && !name.ends_with("_per_s")) return format_duration(number);
+  if (name.ends_with("_ms")) return format_duration(number / 1e3);
   if (name == "mfu" || name.ends_with("_rate")) return fmt::format("{:.2f} %", number * 100);
   if (name.ends_with("_per_s")) return fmt::format("{:.0f}", number);
   return cell(value);
@@ -83,7 +83,8 @@ std::string best_points(const StudyFile& study, const std::vector<PointOutcome>&
   for (const PlotSpec& plot : study.plots) {
     if (plot.y.empty() || plot.series.empty()) continue;
     const std::string& metric = plot.y.front();
-    text += fmt::format("\n### {} ({}, by {})\n\n", plot_title(plot), metric_label(metric), plot.series);
+    text += fmt::format("\n### {} ({} {}, by {})\n\n", plot_title(plot), higher_is_better(metric) ? "highest" : "lowest",
+                        metric_label(metric), plot.series);
     std::map<std::string, const PointOutcome*> best;
     for (const PointOutcome* outcome : plot_points(plot, outcomes)) {
       if (!outcome->error.empty() || !outcome->metrics.at(metric).is_number()) continue;
@@ -97,9 +98,11 @@ std::string best_points(const StudyFile& study, const std::vector<PointOutcome>&
     }
     for (const auto& [series, outcome] : best) {
       std::string where;
-      for (const auto& [key, value] : outcome->point.values) where += fmt::format("{}{}={}", where.empty() ? "" : ", ", key, value);
-      text += fmt::format("- {}: {} = {} (point {}: {})\n", series, metric, cell(outcome->metrics.at(metric)),
-                          outcome->point.index, where);
+      for (const auto& [key, value] : outcome->point.values) {
+        where += (where.empty() ? "" : ", ") + series_label(key, value);
+      }
+      text += fmt::format("- {}: {} {} (point {}: {})\n", series_label(plot.series, series), metric_label(metric),
+                          human_cell(metric, outcome->metrics.at(metric)), outcome->point.index, where);
     }
   }
   return text;
@@ -121,18 +124,53 @@ std::string outcome_note(const PointOutcome& outcome) {
 using Table = std::vector<std::vector<std::string>>;
 using ShowCell = std::function<std::string(const std::string& metric, const nlohmann::ordered_json& value)>;
 
+// How a table says its columns: as paths (results.csv, for programs) or in
+// words (the reports, for people: "peak memory", lists of more than
+// kListColumns entries folded into their largest).
+struct TableStyle {
+  ShowCell show;
+  bool words = false;
+};
+constexpr int kListColumns = 4;
+
+// A list metric's largest entry and where it is, "69.47 GiB (5)".
+std::string largest_entry(const std::string& metric, const nlohmann::ordered_json& list, const ShowCell& show) {
+  std::size_t at = 0;
+  for (std::size_t i = 1; i < list.size(); ++i) {
+    if (list[i].is_number() && (!list[at].is_number() || list[i].get<double>() > list[at].get<double>())) at = i;
+  }
+  return list.empty() ? "" : fmt::format("{} ({})", show(metric, list[at]), at);
+}
+
 // The header, then a row per point: swept values, metrics (lists spread
 // over columns), whether it fits, and its error or missing metrics.
-Table results_table(const StudyFile& study, const std::vector<PointOutcome>& outcomes, const ShowCell& show) {
-  const auto columns = metric_columns(study, outcomes);
+Table results_table(const StudyFile& study, const std::vector<PointOutcome>& outcomes, const TableStyle& style) {
+  const ShowCell& show = style.show;
+  auto columns = metric_columns(study, outcomes);
+  std::vector<bool> folded;
+  for (auto& [metric, width] : columns) {
+    folded.push_back(style.words && width > kListColumns);
+    if (folded.back()) width = -1;
+  }
   const bool fit = reports_fit(outcomes);
   std::vector<std::string> header{"point"};
   if (!outcomes.empty()) {
     for (const auto& [key, value] : outcomes.front().point.values) header.push_back(key);
   }
-  for (const auto& [metric, width] : columns) {
-    if (width < 0) header.push_back(metric);
-    for (int i = 0; i < width; ++i) header.push_back(fmt::format("{}[{}]", metric, i));
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    const auto& [metric, width] = columns[c];
+    const std::string name = style.words ? metric_label(metric) : metric;
+    if (folded[c]) header.push_back(name + ", largest (at)");
+    if (width < 0 && !folded[c]) header.push_back(name);
+    for (int i = 0; i < width; ++i) {
+      // A list over ranks names its entries by rank.
+      const bool ranks = metric.rfind("ranks_detail", 0) == 0;
+      if (!style.words) {
+        header.push_back(fmt::format("{}[{}]", name, i));
+      } else {
+        header.push_back(ranks ? fmt::format("{}, rank {}", name, i) : fmt::format("{} {}", name, i));
+      }
+    }
   }
   if (fit) header.insert(header.end(), {"fits", "over_memory"});
   header.push_back("error");
@@ -140,8 +178,14 @@ Table results_table(const StudyFile& study, const std::vector<PointOutcome>& out
   for (const PointOutcome& outcome : outcomes) {
     std::vector<std::string> row{std::to_string(outcome.point.index)};
     for (const auto& [key, value] : outcome.point.values) row.push_back(value);
-    for (const auto& [metric, width] : columns) {
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const auto& [metric, width] = columns[c];
       const bool value = outcome.error.empty() && outcome.metrics.contains(metric) && !outcome.metrics.at(metric).is_null();
+      if (folded[c]) {
+        const bool list = value && outcome.metrics.at(metric).is_array();
+        row.push_back(list ? largest_entry(metric, outcome.metrics.at(metric), show) : "");
+        continue;
+      }
       if (width < 0) row.push_back(value ? show(metric, outcome.metrics.at(metric)) : "");
       for (int i = 0; i < width; ++i) {
         const bool has = value && outcome.metrics.at(metric).is_array() &&
@@ -187,9 +231,8 @@ std::string markdown_table(const Table& table) {
 
 std::string results_csv(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
   std::string csv;
-  for (const auto& row : results_table(study, outcomes, [](const std::string&, const nlohmann::ordered_json& value) {
-         return cell(value);
-       })) {
+  const TableStyle paths{[](const std::string&, const nlohmann::ordered_json& value) { return cell(value); }, false};
+  for (const auto& row : results_table(study, outcomes, paths)) {
     for (std::size_t i = 0; i < row.size(); ++i) csv += fmt::format("{}{}", i ? "," : "", csv_escape(row[i]));
     csv += '\n';
   }
@@ -226,7 +269,7 @@ std::string report_markdown(const StudyFile& study, const std::vector<PointOutco
                             const std::vector<std::string>& plot_files) {
   std::string text = fmt::format("# {}\n\n{}\n\n## Results\n\n", study.title.empty() ? study.path : study.title,
                                  study.question);
-  text += markdown_table(results_table(study, outcomes, human_cell));
+  text += markdown_table(results_table(study, outcomes, {human_cell, true}));
   text += "\n## Best point per series\n" + best_points(study, outcomes) + "\n## Plots\n\n";
   for (const std::string& file : plot_files) text += fmt::format("![{}]({})\n", file, file);
   return text;
@@ -260,7 +303,7 @@ std::vector<std::string> write_study_outputs(const StudyFile& study, const std::
     written.push_back(file);
   }
   write_file(out_dir + "/report.md", report_markdown(study, outcomes, plot_files));
-  write_file(out_dir + "/report.html", report_html(study, results_table(study, outcomes, human_cell), plots));
+  write_file(out_dir + "/report.html", report_html(study, results_table(study, outcomes, {human_cell, true}), plots));
   written.insert(written.end(), {"report.md", "report.html"});
   return written;
 }

@@ -1,5 +1,6 @@
 #include "study/sweep.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace pipeplan::study {
@@ -17,6 +18,36 @@ std::size_t point_count(const StudyFile& study) {
   for (const SweepAxis& axis : study.grid) {
     if (axis.values.size() > 0 && count > kMax / axis.values.size()) return kMax;
     count *= axis.values.size();
+  }
+  return count;
+}
+
+std::size_t matching_count(const StudyFile& study, const std::vector<std::pair<std::string, std::string>>& where) {
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  const auto wanted = [&](const std::string& key) -> const std::string* {
+    for (const auto& [name, value] : where) {
+      if (name == key) return &value;
+    }
+    return nullptr;
+  };
+  // Zip rows advance together: a row matches when each of its filtered keys does.
+  std::size_t count = 1;
+  if (!study.zip.empty()) {
+    count = 0;
+    for (std::size_t row = 0; row < study.zip.front().values.size(); ++row) {
+      bool matches = true;
+      for (const SweepAxis& axis : study.zip) {
+        if (const std::string* value = wanted(axis.key)) matches &= axis.values[row] == *value;
+      }
+      count += matches ? 1 : 0;
+    }
+  }
+  for (const SweepAxis& axis : study.grid) {
+    const std::string* value = wanted(axis.key);
+    const std::size_t values = value == nullptr ? axis.values.size()
+                                                : static_cast<std::size_t>(std::count(axis.values.begin(), axis.values.end(), *value));
+    if (values > 0 && count > kMax / values) return kMax;
+    count *= values;
   }
   return count;
 }

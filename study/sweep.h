@@ -20,6 +20,9 @@ struct StudyPoint {
 
 // Saturates instead of overflowing, so huge studies are refused cleanly.
 std::size_t point_count(const StudyFile& study);
+// How many points have these values (a plot's `where`), without expanding
+// them; saturates as point_count does.
+std::size_t matching_count(const StudyFile& study, const std::vector<std::pair<std::string, std::string>>& where);
 std::vector<StudyPoint> expand_points(const StudyFile& study);
 
 }  // namespace pipeplan::study

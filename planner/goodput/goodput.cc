@@ -48,8 +48,8 @@ GoodputEstimate estimate_goodput(const RunInputs& inputs) {
     if (interval < needed) {
       throw InputError(fmt::format("--interval: {} step(s) train {} and the checkpoint {} takes {}; checkpoint every "
                                    "{} steps or more",
-                                   estimate.interval_steps, format_ms(interval), inputs.asynchronous ? "write" : "save",
-                                   format_ms(needed), static_cast<long long>(std::ceil(needed / inputs.step_s))));
+                                   estimate.interval_steps, format_duration(interval), inputs.asynchronous ? "write" : "save",
+                                   format_duration(needed), static_cast<long long>(std::ceil(needed / inputs.step_s))));
     }
   } else {
     // Whole steps: the better of the two around the optimum.

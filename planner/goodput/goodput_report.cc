@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "common/text_wrap.h"
 #include "common/units.h"
 
 namespace pipeplan::planner {
@@ -23,10 +25,10 @@ std::string goodput_text(const GoodputReport& report) {
   const CheckpointCost& c = in.checkpoint;
   const models::ReliabilityConfig& r = in.reliability;
   std::string text = report.heading + "\n";
-  text += fmt::format("  step                {:>12}   {} tokens/s without failures\n", format_ms(in.step_s),
+  text += fmt::format("  step                {:>12}   {} tokens/s without failures\n", format_duration(in.step_s),
                       format_count(in.tokens_per_step / in.step_s));
   text += fmt::format("  failures            {:>12}   job MTBF: {} GPUs at {:.0f} h each, {} nodes at {:.0f} h each\n",
-                      format_span(e.job_mtbf_s), in.gpus, r.gpu_mtbf_s / 3600, in.nodes, r.node_mtbf_s / 3600);
+                      format_duration(e.job_mtbf_s), in.gpus, r.gpu_mtbf_s / 3600, in.nodes, r.node_mtbf_s / 3600);
   if (!r.causes.empty()) {
     std::vector<std::string> causes;
     for (const models::FailureCause& cause : r.causes) {
@@ -35,52 +37,57 @@ std::string goodput_text(const GoodputReport& report) {
     text += fmt::format("                                   by cause: {}\n", fmt::join(causes, ", "));
   }
   text += fmt::format("  checkpoint          {:>12}   {} of weights and optimizer state, {} written per GPU, {}\n",
-                      format_span(in.asynchronous ? e.stall_s : c.write_s), format_bytes(c.state_bytes),
+                      format_duration(in.asynchronous ? e.stall_s : c.write_s), format_bytes(c.state_bytes),
                       format_bytes(c.write_bytes_per_gpu),
                       in.asynchronous ? fmt::format("snapshot to host memory ({} a node), written behind in {}",
-                                                    format_bytes(c.snapshot_bytes_per_node), format_span(c.write_s))
+                                                    format_bytes(c.snapshot_bytes_per_node), format_duration(c.write_s))
                                       : "a synchronous save");
   text += fmt::format("  restart             {:>12}   relaunch {}, set-up {}, load {}, {} warm-up step{}\n",
-                      format_span(e.restart_s), format_span(r.relaunch_s), format_span(r.init_s), format_span(c.read_s),
+                      format_duration(e.restart_s), format_duration(r.relaunch_s), format_duration(r.init_s), format_duration(c.read_s),
                       r.warmup_steps, r.warmup_steps == 1 ? "" : "s");
   text += fmt::format("  interval            {:>12}   every {} steps; optimum: Young {}, Daly {}\n",
-                      format_span(e.interval_s), e.interval_steps, format_span(e.young_s), format_span(e.daly_s));
+                      format_duration(e.interval_s), e.interval_steps, format_duration(e.young_s), format_duration(e.daly_s));
   text += fmt::format("  goodput             {:>11.2f} %   {} tokens/s; checkpoints {:.2f} % of the time, {} lost per "
                       "failure (restart and work redone)\n",
                       100 * e.goodput, format_count(e.effective_tokens_per_s), 100 * e.checkpoint_share,
-                      format_span(e.lost_per_failure_s));
+                      format_duration(e.lost_per_failure_s));
   if (e.work_s > 0) {
-    text += fmt::format("  time to train       {:>12}   {} tokens: {} without failures, {} expected failures\n",
-                        format_span(e.wall_s), format_count(in.tokens), format_span(e.work_s),
-                        fmt::format("{:.0f}", e.wall_s / e.job_mtbf_s));
+    text += fmt::format("  time to train       {:>12}   {} tokens: {} without failures, {}\n",
+                        format_duration(e.wall_s), format_count(in.tokens), format_duration(e.work_s),
+                        format_plural(std::llround(e.wall_s / e.job_mtbf_s), "expected failure"));
   }
   if (report.runs) {
     const RunDistribution& runs = *report.runs;
     text += fmt::format("  Monte Carlo         {:>12}   mean of {} runs of {} training ({}, seed {}): p50 {}, p90 {}, "
                         "p99 {}; {:.2f} failures a run\n",
-                        format_span(runs.mean_s), runs.runs, format_span(report.run_work_s),
-                        distribution_name(report.weibull_shape), report.seed, format_span(runs.p50_s),
-                        format_span(runs.p90_s), format_span(runs.p99_s), runs.mean_failures);
+                        format_duration(runs.mean_s), runs.runs, format_duration(report.run_work_s),
+                        distribution_name(report.weibull_shape), report.seed, format_duration(runs.p50_s),
+                        format_duration(runs.p90_s), format_duration(runs.p99_s), runs.mean_failures);
   }
   if (report.spares && report.runs) {
     const RunModel& pool = *report.spares;
     std::string replan = "with none left, the job waits for a repaired node";
     if (!pool.replanned_slowdown.empty()) {
       std::vector<std::string> steps;
-      for (double slowdown : pool.replanned_slowdown) steps.push_back(format_ms(in.step_s * slowdown));
+      for (double slowdown : pool.replanned_slowdown) steps.push_back(format_duration(in.step_s * slowdown));
       replan = fmt::format("with none left, re-planned on up to {} nodes fewer (steps {})", steps.size(),
                            fmt::join(steps, ", "));
     }
     text += fmt::format("  spares              {:>12}   {} hot spare nodes, swap {}, repair {}; {}; a run waits {} and "
                         "trains {} on fewer nodes on average\n",
-                        pool.spares, pool.spares, format_span(pool.swap_s), format_span(pool.repair_s), replan,
-                        format_span(report.runs->mean_waiting_s), format_span(report.runs->mean_degraded_s));
+                        pool.spares, pool.spares, format_duration(pool.swap_s), format_duration(pool.repair_s), replan,
+                        format_duration(report.runs->mean_waiting_s), format_duration(report.runs->mean_degraded_s));
+    // The headline is the closed form, which replaces a node at once.
+    text += fmt::format("  (goodput and time to train above are the closed forms, every failed node replaced at once; "
+                        "with {} spares the Monte Carlo's mean, {}, counts the waits)\n",
+                        pool.spares, format_duration(report.runs->mean_s));
   }
   text += fmt::format("  reliability: {}\n", r.source);
   if (in.asynchronous) {
     text += "  (the closed forms take each snapshot as safe at once; the Monte Carlo runs count the write behind it)\n";
   }
-  return text;
+  // Continuations under the figures' descriptions.
+  return wrap_lines(text, 35);
 }
 
 nlohmann::ordered_json goodput_json(const GoodputReport& report) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/text_wrap.h"
 #include "common/units.h"
 #include "planner/frameworks/megatron_args.h"
 #include "planner/report/placement_report.h"
@@ -176,6 +177,25 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   for (const PlanCandidate& c : report.search.pareto) pareto.push_back(candidate_json(c));
   json["top"] = std::move(top);
   json["pareto"] = std::move(pareto);
+  // The framework kept to, and the best plan each framework runs (with
+  // "any": every one's; kept to one: its own).
+  json["framework"] = std::string(step::framework_info(report.framework).key);
+  nlohmann::ordered_json frameworks = nlohmann::ordered_json::array();
+  for (std::size_t f = 0; f < step::kFrameworkCount; ++f) {
+    const step::FrameworkInfo& info = step::frameworks()[f];
+    const std::optional<PlanCandidate>& found = report.search.framework_best[f];
+    nlohmann::ordered_json entry = {{"framework", std::string(info.key)}, {"version", std::string(info.version)}};
+    entry["best"] = found ? candidate_json(*found) : nlohmann::ordered_json();
+    entry["throughput_vs_best"] =
+        found ? nlohmann::ordered_json(found->tokens_per_s / report.best_plan.tokens_per_s - 1) : nlohmann::ordered_json();
+    frameworks.push_back(std::move(entry));
+  }
+  json["frameworks"] = std::move(frameworks);
+  nlohmann::ordered_json runners = nlohmann::ordered_json::array();
+  for (const step::FrameworkInfo& info : step::frameworks()) {
+    if ((report.best_plan.frameworks & step::framework_bit(info.id)) != 0) runners.push_back(std::string(info.key));
+  }
+  json["best_run_by"] = std::move(runners);
   json["candidates_evaluated"] = report.search.candidates_evaluated;
   json["candidates_pruned"] = report.search.candidates_pruned;
   json["search_time_s"] = report.search.search_time_s;
@@ -187,11 +207,12 @@ std::string plan_report_text(const PlanReport& report) {
   const PlanCandidate& plan = report.best_plan;
   std::string text = fmt::format(
       "{} on {} GPUs of {}: global batch {} x {} tokens, memory cap {}\n"
-      "replayed {} candidates in {:.3f} s, skipped {} whose bounds reach neither the top nor the Pareto front; "
-      "rejected: {}\n\n",
+      "replayed {} candidates in {:.3f} s, skipped {} whose bounds reach neither the top nor the Pareto front\n"
+      "{}\n",
       report.model, report.gpus, report.hardware, report.global_batch, report.seq_len,
       format_bytes(report.search.memory_cap_bytes), report.search.candidates_evaluated,
-      report.search.search_time_s, report.search.candidates_pruned, rejected_text(report.search));
+      report.search.search_time_s, report.search.candidates_pruned,
+      wrap("rejected: " + rejected_text(report.search), "  "));
   for (const std::string& warning : report.search.warnings) text.insert(text.size() - 1, fmt::format("warning: {}\n", warning));
   text += fmt::format("best: t={}{} p={} d={}{}{}{}, micro-batch {} x {}, {} (v={}), recompute {}{}, split {}\n", plan.tp,
                       plan.cp > 1 ? fmt::format(" c={}", plan.cp) : "", plan.pp, plan.dp,

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/text_wrap.h"
 #include "common/units.h"
 #include "planner/frameworks/megatron_args.h"
 #include "sim/memory_fit.h"
@@ -17,8 +18,15 @@
 namespace pipeplan::planner {
 namespace {
 
-constexpr std::size_t kWidth = 120;
+constexpr std::size_t kWidth = kTextWidth;
 constexpr std::size_t kMemoryRows = 8;
+
+// A pipeline's schedule; one rank runs none.
+std::string schedule_text(const PlanCandidate& c) {
+  if (c.pp == 1 && c.virtual_stages == 1) return "no pipeline";
+  return c.virtual_stages > 1 ? fmt::format("{} v={}", candidate_schedule_label(c), c.virtual_stages)
+                              : candidate_schedule_label(c);
+}
 
 std::string degrees_text(const PlanCandidate& c) {
   std::string text = fmt::format("t={}{} p={} d={}", c.tp, c.cp > 1 ? fmt::format(" c={}", c.cp) : "", c.pp, c.dp);
@@ -31,8 +39,7 @@ std::vector<std::string> layout_parts(const PlanCandidate& c) {
   std::vector<std::string> parts{degrees_text(c)};
   if (c.zero != models::ZeroStage::kNone) parts.push_back(fmt::format("ZeRO-{}", static_cast<int>(c.zero)));
   parts.push_back(fmt::format("micro-batch {} x {} micro-batches", c.micro_batch_size, c.microbatches));
-  parts.push_back(c.virtual_stages > 1 ? fmt::format("{} v={}", candidate_schedule_label(c), c.virtual_stages)
-                                       : candidate_schedule_label(c));
+  parts.push_back(schedule_text(c));
   parts.push_back("recompute " + candidate_recompute_label(c));
   if (c.sequence_parallel) parts.emplace_back("sequence parallel");
   if (c.pipeline_first) parts.emplace_back("ranks tp-pp-dp");
@@ -65,15 +72,16 @@ std::string headline(const PlanReport& report) {
       format_bytes(report.search.memory_cap_bytes));
   text += wrap_parts("layout: ", layout_parts(report.best_plan));
   // A profile's notes say where its shapes were interpolated or extrapolated.
-  text += "costs: " + best.cost_source + "\n";
-  text += clip("split: " + step::format_layout(best.split) + fmt::format(" (blocks per stage {})", folded_counts(best.split)),
-               kWidth) +
-          "\n";
+  text += wrap("costs: " + best.cost_source + "; MFU counts attention's full s x s square (Narayanan et al. 2021, Eq. 3)",
+               "  ");
+  text += clip("split: blocks per stage " + folded_counts(best.split), kWidth) + "\n";
+  const std::string layout = step::format_layout(best.split);
+  if (layout.size() + 17 <= kWidth) text += "  Megatron layout " + layout + "\n";
   text += fmt::format("step: pipeline {} + gradient sync {} + optimizer {}; bubble {:.1f} % of the ranks' time\n",
                       format_duration(best.pipeline_s), format_duration(best.gradient_sync_s),
                       format_duration(best.optimizer_step_s), best.report.bubble_rate * 100);
   if (report.even) {
-    text += fmt::format("Megatron's even split with these settings: {:.0f} tokens/s ({:+.1f} %), peak {}{}\n",
+    text += fmt::format("the even split (Megatron's default) with these settings: {:.0f} tokens/s ({:+.1f} %), peak {}{}\n",
                         report.even->tokens_per_s, 100 * (report.even->tokens_per_s / best.tokens_per_s - 1),
                         format_bytes(static_cast<double>(report.even->peak_memory_bytes())),
                         report.even_reason.empty() ? "" : ", over the cap");
@@ -132,17 +140,18 @@ std::string search_lines(const PlanSearchResult& search) {
   }
   std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string text = fmt::format(
-      "searched: {} layouts costed, {} replayed in full in {}, {} skipped by their bounds, {} rejected\n",
+      "searched: {} candidates bounded, {} replayed in full in {}, {} skipped by their bounds;\n"
+      "  {} more left out, most often for:\n",
       search.candidates_evaluated + search.candidates_pruned, search.candidates_evaluated,
       format_duration(search.search_time_s), search.candidates_pruned, rejected);
   // The three commonest reasons, and running out of memory wherever it ranks.
   std::size_t shown = 0;
   for (const auto& [count, reason] : reasons) {
     if (shown >= 3 && reason != "out of memory") continue;
-    text += clip(fmt::format("  {:>9}  {}", count, reason), kWidth) + "\n";
+    text += clip(fmt::format("    {:>9}  {}", count, reason), kWidth) + "\n";
     ++shown;
   }
-  if (shown < reasons.size()) text += fmt::format("  and {} other reasons (--verbose)\n", reasons.size() - shown);
+  if (shown < reasons.size()) text += fmt::format("    and {} other reasons (--verbose)\n", reasons.size() - shown);
   return text;
 }
 
@@ -165,7 +174,8 @@ std::string top_table(const std::vector<PlanCandidate>& top) {
       {"ZeRO", [](const PlanCandidate& c) { return std::to_string(static_cast<int>(c.zero)); }},
       {"b", [](const PlanCandidate& c) { return std::to_string(c.micro_batch_size); }},
       {"m", [](const PlanCandidate& c) { return std::to_string(c.microbatches); }},
-      {"schedule", [](const PlanCandidate& c) { return candidate_schedule_label(c); }, true},
+      {"schedule", [](const PlanCandidate& c) { return c.pp == 1 ? "no pipeline" : candidate_schedule_label(c); },
+       true},
       {"v", [](const PlanCandidate& c) { return std::to_string(c.virtual_stages); }},
       {"recompute", [](const PlanCandidate& c) { return clip(candidate_recompute_label(c), 28); }, true},
       {"rank order", [](const PlanCandidate& c) { return std::string(models::megatron_order_name(c.pipeline_first)); },
@@ -221,10 +231,7 @@ std::string frameworks_table(const PlanReport& report) {
     const std::string line =
         fmt::format("  {:<19} {:<13} {:>9.0f} {:>8}  {}, {}, ZeRO-{}, recompute {}", info.name, info.version,
                     found->tokens_per_s, fmt::format("{:+.1f} %", 100 * (found->tokens_per_s / best - 1)),
-                    degrees_text(*found),
-                    found->virtual_stages > 1
-                        ? fmt::format("{} v={}", candidate_schedule_label(*found), found->virtual_stages)
-                        : candidate_schedule_label(*found),
+                    degrees_text(*found), schedule_text(*found),
                     static_cast<int>(found->zero), candidate_recompute_label(*found));
     text += clip(line, kWidth) + "\n";
   }
@@ -239,14 +246,11 @@ std::string run_lines(const PlanReport& report) {
     if ((plan.frameworks & step::framework_bit(info.id)) != 0) runners.emplace_back(info.name);
   }
   std::string text;
-  if (report.framework == step::Framework::kAny) {
-    text = runners.empty() ? "no framework runs it as planned; --framework NAME plans within one\n"
-                           : fmt::format("run by: {}; --framework NAME plans within one and prints its settings\n",
-                                         fmt::join(runners, ", "));
-  }
   const bool megatron = (plan.frameworks & step::framework_bit(step::Framework::kMegatronLm)) != 0;
-  if (!megatron && report.framework == step::Framework::kAny) {
-    text += "Megatron-LM runs the best plan it can (table above): `--framework megatron-lm` prints its arguments\n";
+  if (report.framework == step::Framework::kAny) {
+    text = runners.empty() ? "no framework runs it as planned" : fmt::format("run as planned by {}", fmt::join(runners, ", "));
+    text += megatron ? "; --framework NAME plans within one and prints its settings\n"
+                     : "; `--framework megatron-lm` gives Megatron-LM's best above, with its arguments\n";
   }
   const bool asked = report.framework == step::Framework::kMegatronLm || report.framework == step::Framework::kAny;
   if (megatron && asked) {
@@ -285,24 +289,6 @@ std::string run_lines(const PlanReport& report) {
 }
 
 }  // namespace
-
-std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
-  std::istringstream words(text);
-  std::string wrapped, line;
-  for (std::string word; words >> word;) {
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      wrapped += line + "\n";
-      line = indent;
-    }
-    line += (line.empty() || line == indent ? "" : " ") + word;
-  }
-  return wrapped + line + "\n";
-}
-
-std::string clip(const std::string& text, std::size_t width) {
-  if (text.size() <= width) return text;
-  return text.substr(0, width - 3) + "...";
-}
 
 std::string folded_counts(const step::StageSplit& split) {
   const std::vector<int> counts = split.transformer_layer_counts();

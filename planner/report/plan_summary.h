@@ -16,10 +16,4 @@ std::string plan_report_summary(const PlanReport& report);
 // Transformer layers per stage with runs folded: "5 x5, 6, 5 x9, 4".
 std::string folded_counts(const step::StageSplit& split);
 
-// `text` in lines of at most `width` columns, broken between words, each
-// line after the first starting with `indent`; ends in a newline.
-std::string wrap(const std::string& text, const std::string& indent, std::size_t width = 120);
-// `text` cut at `width` columns, ending in "..." where cut.
-std::string clip(const std::string& text, std::size_t width);
-
 }  // namespace pipeplan::planner

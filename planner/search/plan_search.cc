@@ -90,6 +90,19 @@ bool same_but_limit(const PlanCandidate& a, const PlanCandidate& b) {
          std::abs(a.iteration_time_s - b.iteration_time_s) <= 1e-9 * b.iteration_time_s;
 }
 
+// Whether two candidates are one plan on one pipeline rank: there every
+// single-chunk schedule runs the micro-batches the same way when the
+// figures agree, and only the name differs.
+bool same_on_one_rank(const PlanCandidate& a, const PlanCandidate& b) {
+  const auto layout = [](const PlanCandidate& c) {
+    return std::tie(c.tp, c.cp, c.pp, c.dp, c.ep, c.etp, c.micro_batch_size, c.microbatches, c.virtual_stages,
+                    c.recompute, c.recompute_modules, c.stage_recompute, c.recompute_in_bubbles, c.sequence_parallel,
+                    c.zero, c.pipeline_first, c.split, c.max_peak_bytes);
+  };
+  return a.pp == 1 && a.virtual_stages == 1 && a.schedule != b.schedule && layout(a) == layout(b) &&
+         std::abs(a.iteration_time_s - b.iteration_time_s) <= 1e-9 * b.iteration_time_s;
+}
+
 // Of two such, the one searched within the looser limit (none is loosest).
 bool looser_limit(const PlanCandidate& a, const PlanCandidate& b) {
   if (!a.activation_limit || !b.activation_limit) return !a.activation_limit && b.activation_limit;
@@ -133,6 +146,11 @@ class Pruner {
     bool listed = false;
     for (std::vector<PlanCandidate>* list : {&ranked_, &front_}) {
       for (PlanCandidate& kept : *list) {
+        if (same_on_one_rank(kept, candidate)) {
+          if (better(candidate, kept, objective_)) kept = candidate;
+          listed = true;
+          continue;
+        }
         if (!same_but_limit(kept, candidate)) continue;
         if (looser_limit(candidate, kept)) kept = candidate;
         listed = true;

@@ -381,7 +381,7 @@ const std::vector<ScheduleSet>& schedule_sets() {
   static const std::vector<ScheduleSet> sets = {
       {"auto", {}},
       {"zero-bubble", {"ZBH1", "ZBH2", "InterleavedZeroBubble", "ZBVZeroBubble", "VHalf", "VMin", "ZBAuto"}},
-      {"interleaved", {"Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble"}},
+      {"looped", {"Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble"}},
       {"v-shape", {"ZBVZeroBubble", "DualPipeV", "VHalf", "VMin"}},
   };
   return sets;

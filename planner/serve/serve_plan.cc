@@ -237,8 +237,8 @@ void rank(ServeMode mode, std::vector<ServeCandidate>& candidates) {
 
 std::string targets_text(const ServeOptions& options) {
   std::string text;
-  if (options.ttft_p99_s) text += fmt::format("--ttft-p99 {}", format_ms(*options.ttft_p99_s));
-  if (options.tpot_p99_s) text += fmt::format("{}--tpot-p99 {}", text.empty() ? "" : " and ", format_ms(*options.tpot_p99_s));
+  if (options.ttft_p99_s) text += fmt::format("--ttft-p99 {}", format_duration(*options.ttft_p99_s));
+  if (options.tpot_p99_s) text += fmt::format("{}--tpot-p99 {}", text.empty() ? "" : " and ", format_duration(*options.tpot_p99_s));
   return text;
 }
 
@@ -258,8 +258,8 @@ std::string targets_text(const ServeOptions& options) {
                                                         : fmt::format("at {:g} requests/s", *options.workload.rate);
   throw InputError(fmt::format("no layout meets {} {}: the best reached are p99 TTFT {} ({}) and p99 TPOT {} ({}); "
                                "relax the targets, lower the load or add GPUs",
-                               targets_text(options), where, format_ms(ttft->summary.ttft_s.p99), layout_name(*ttft),
-                               format_ms(tpot->summary.tpot_s.p99), layout_name(*tpot)));
+                               targets_text(options), where, format_duration(ttft->summary.ttft_s.p99), layout_name(*ttft),
+                               format_duration(tpot->summary.tpot_s.p99), layout_name(*tpot)));
 }
 
 // Nothing runs: name the layout that came closest (the most KV cache left).

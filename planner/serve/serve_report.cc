@@ -28,7 +28,7 @@ std::string workload_text(const ServeOptions& options, ServeMode mode) {
   }
 }
 
-std::string ms(double seconds) { return format_ms(seconds); }
+std::string ms(double seconds) { return format_duration(seconds); }
 
 nlohmann::ordered_json percentiles_json(const sim::Percentiles& p) {
   return {{"mean", p.mean}, {"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}};
@@ -123,7 +123,7 @@ std::string serve_text(const ServeOptions& options, const ServePlan& plan) {
   }
   const sim::ServingSummary& s = best.summary;
   text += fmt::format("  {:.4g} requests/s, {:.1f} output tokens/s ({:.1f} with prompts) over {}\n", s.requests_per_s,
-                      s.output_tokens_per_s, s.total_tokens_per_s, format_span(s.duration_s));
+                      s.output_tokens_per_s, s.total_tokens_per_s, format_duration(s.duration_s));
   text += percentile_line("TTFT", s.ttft_s) + percentile_line("TPOT", s.tpot_s) + percentile_line("ITL", s.itl_s) +
           percentile_line("E2E", s.e2e_s);
   text += fmt::format("  KV cache {:.1f} % used on average, {:.1f} % at peak; {} preemptions; {:.1f} tokens per batch; "

@@ -47,6 +47,17 @@ def test_plan_keeps_the_json_key_order(cli):
     assert list(result["best"]) == list(cli_json(cli, "plan", PLAN)["best"])
 
 
+def test_plan_keeps_to_a_framework_and_lists_each_ones_best():
+    kept = pipeplan.plan(**PLAN, framework="megatron-lm")
+    assert kept["framework"] == "megatron-lm"
+    assert "megatron-lm" in kept["best_run_by"]
+    assert kept["best"]["pp"] == 1 or kept["best"]["schedule"] in ("1F1B", "Interleaved1F1B")
+    open_search = pipeplan.plan(**PLAN)
+    by_name = {entry["framework"]: entry for entry in open_search["frameworks"]}
+    assert by_name["megatron-lm"]["best"]["tokens_per_s"] == pytest.approx(kept["best"]["tokens_per_s"], rel=1e-9)
+    assert by_name["megatron-lm"]["throughput_vs_best"] <= 0
+
+
 def test_simulate_equals_the_cli_json(cli):
     result = pipeplan.simulate(**SIMULATE)
     assert result == cli_json(cli, "simulate", SIMULATE)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/units.h"
 #include "sim/memory_fit.h"
 
@@ -14,13 +16,13 @@ std::string headline(const SimulationReport& report) {
       format_plural(report.ranks, "rank"), format_plural(report.virtual_stages, "stage"), report.placement,
       report.microbatches == 1 ? "1 micro-batch" : fmt::format("{} micro-batches", report.microbatches),
       report.overlap_comm ? "overlapped with compute" : "blocking compute");
-  text += fmt::format("  iteration time (cost)  {:>12}   largest rank span; makespan {}\n", format_ms(report.cost_s),
-                      format_ms(report.makespan_s));
-  text += fmt::format("  ideal (busiest rank)   {:>12}\n", format_ms(report.ideal_s));
+  text += fmt::format("  iteration time (cost)  {:>12}   largest rank span; makespan {}\n", format_duration(report.cost_s),
+                      format_duration(report.makespan_s));
+  text += fmt::format("  ideal (busiest rank)   {:>12}\n", format_duration(report.ideal_s));
   if (report.host_copies > 0) {
     text += "  critical path              none   host copies are not in its graph\n";
   } else {
-    text += fmt::format("  critical path          {:>12}   uncontended links\n", format_ms(report.critical_path_s));
+    text += fmt::format("  critical path          {:>12}   uncontended links\n", format_duration(report.critical_path_s));
   }
   text += fmt::format("  bubble rate            {:>10.2f} %   1 - busy / (ranks x cost)\n", report.bubble_rate * 100);
   text += fmt::format("  bubble over ideal      {:>10.2f} %   (cost - ideal) / ideal\n",
@@ -40,12 +42,19 @@ std::string headline(const SimulationReport& report) {
 // With offload, a column of what each rank held in host memory at most.
 std::string rank_table(const SimulationReport& report) {
   const bool offload = report.host_copies > 0;
-  std::string text = fmt::format("  {:>5} {:>12} {:>12} {:>12} {:>9} {:>12} {:>12}{}\n", "rank", "busy ms", "idle ms",
-                                 "span ms", "in-flight", "peak act", "peak memory",
+  // One unit for the table: seconds once a span reaches 10 s.
+  double longest = 0;
+  for (const RankReport& rank : report.ranks_detail) longest = std::max(longest, rank.span_s);
+  const bool seconds = longest >= 10;
+  const double scale = seconds ? 1 : 1e3;
+  const char* unit = seconds ? "s" : "ms";
+  std::string text = fmt::format("  {:>5} {:>12} {:>12} {:>12} {:>9} {:>12} {:>12}{}\n", "rank",
+                                 fmt::format("busy {}", unit), fmt::format("idle {}", unit),
+                                 fmt::format("span {}", unit), "in-flight", "peak act", "peak memory",
                                  offload ? fmt::format(" {:>12}", "on host") : "");
   for (const RankReport& rank : report.ranks_detail) {
     text += fmt::format("  {:>5} {:>12.3f} {:>12.3f} {:>12.3f} {:>9.4g} {:>12} {:>12}{}\n", rank.rank,
-                        rank.busy_s * 1e3, rank.idle_s * 1e3, rank.span_s * 1e3, rank.peak_inflight_microbatches,
+                        rank.busy_s * scale, rank.idle_s * scale, rank.span_s * scale, rank.peak_inflight_microbatches,
                         format_bytes(rank.peak_activation_bytes), format_bytes(rank.peak_memory_bytes),
                         offload ? fmt::format(" {:>12}", format_bytes(rank.peak_host_bytes)) : "");
   }

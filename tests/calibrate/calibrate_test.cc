@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "calibrate/calibration.h"
 #include "calibrate/calibration_report.h"
@@ -224,7 +225,8 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
   refused("{name: a, model: gpt2-small, hardware: h100-sxm, gpus: 1, global_batch: 4, seq: 4096, step_time: 1s",
           "'seq' 4096 exceeds gpt2-small's 1024 learned positions");
   refused(good + ", recompute: some, step_time: 1s", "'recompute' must be none, selective or full, got 'some'");
-  expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n"),
+  const std::string two = " --fit gpu.efficiency.matmul.max,runtime.layer_overhead";
+  expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") + two,
                  "1 run to fit 2 parameters");
   expect_refused("calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") +
                      " --report --holdout 1",
@@ -234,7 +236,7 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
   const std::string out = pipeplan::testing::temp_path("refused-fit.yaml");
   std::filesystem::remove(out);
   expect_refused(
-      "calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") + " --out " + out,
+      "calibrate " + write_temp("one-run.yaml", "runs:\n  - " + good + ", step_time: 1s}\n") + two + " --out " + out,
       "1 run to fit");
   EXPECT_FALSE(std::filesystem::exists(out));
 }
@@ -253,21 +255,34 @@ TEST(CalibrateCli, AFitAtItsBoundIsPrintedButNotWritten) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
-TEST(CalibrateCli, AnExactlyDeterminedFitIsPrintedButNotWritten) {
-  // One run for one parameter: any step time is met exactly, so the fit
-  // says nothing about the parameter and is not written.
-  const std::string runs = write_temp("one-for-one.yaml",
-                                      "runs:\n  - {name: small, model: gpt2-small, hardware: h100-sxm, gpus: 1, "
-                                      "global_batch: 4, seq: 1024, step_time: 110ms}\n");
-  const std::string out = pipeplan::testing::temp_path("one-for-one-fitted.yaml");
+TEST(CalibrateCli, OneRunFitsOneParameterWrittenAsExactlyDetermined) {
+  // One's own single measured run: the default fit narrows to the GEMM
+  // efficiency, which meets the run exactly (residual zero, nothing to
+  // validate it by), and the description is written, marked so, with how
+  // far a 1 % error in the measurement carries. Megatron's distributed
+  // optimizer on one replica is accepted (it shards nothing there).
+  const std::string runs = write_temp("one-run.yaml",
+                                      "runs:\n  - {name: mine, model: gpt2-small, hardware: h100-sxm, gpus: 1, "
+                                      "global_batch: 4, seq: 1024, distributed_optimizer: true, step_time: 110ms}\n");
+  const std::string out = pipeplan::testing::temp_path("one-run-fitted.yaml");
   std::filesystem::remove(out);
-  const auto printed = run("calibrate " + runs + " --fit gpu.efficiency.matmul.max");
-  EXPECT_EQ(printed.code, 0) << printed.err;
-  EXPECT_NE(printed.out.find("to 1 run ("), std::string::npos) << printed.out;
-  const auto result = run("calibrate " + runs + " --fit gpu.efficiency.matmul.max --out " + out);
-  EXPECT_EQ(result.code, 2);
-  EXPECT_NE(result.err.find("1 run for 1 parameter: the fit is exactly determined"), std::string::npos) << result.err;
-  EXPECT_FALSE(std::filesystem::exists(out));
+  const auto result = run("calibrate " + runs + " --out " + out);
+  ASSERT_EQ(result.code, 0) << result.err;
+  EXPECT_NE(result.out.find("one run fixes one parameter: fitting gpu.efficiency.matmul.max alone"), std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("EXACTLY DETERMINED"), std::string::npos) << result.out;
+  ASSERT_TRUE(std::filesystem::exists(out));
+  const models::HardwareConfig fitted = models::load_hardware(out);
+  const std::vector<RunPrediction> rows = predict_runs(read_runs_yaml(runs), &fitted);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows.front().predicted_s, 0.110, 1e-4);
+  // A longer measurement asks for slower GEMMs: at least 1 % slower for 1 %
+  // more time (they are only part of the step, so more).
+  const auto json = nlohmann::json::parse(run("calibrate " + runs + " --json").out);
+  const double sensitivity = json["parameters"][0]["sensitivity_per_percent"].get<double>();
+  EXPECT_LT(sensitivity, -0.0098);
+  EXPECT_GT(sensitivity, -0.5);
+  EXPECT_TRUE(json["exactly_determined"].get<bool>());
 }
 
 TEST(CalibrateCli, FitsAndWritesADescriptionThatLoads) {

@@ -72,7 +72,7 @@ TEST(InputFiles, PlanFileFieldsAreRefusedAtTheirLine) {
   const std::size_t at = text.find(predicted) + predicted.size();
   const std::string stale = with(text.substr(at, text.find('\n', at) - at), "1.0");
   const CommandResult flagged = run(stale);
-  EXPECT_NE(flagged.out.find("note: the plan file predicted 1000.000 ms per iteration"), std::string::npos)
+  EXPECT_NE(flagged.out.find("note: the plan file predicted 1.000 s per iteration"), std::string::npos)
       << flagged.out;
 }
 

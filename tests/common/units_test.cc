@@ -46,7 +46,13 @@ TEST(Units, RejectsBadValuesNamingTheField) {
 TEST(Units, Formats) {
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bytes(3LL << 30), "3.00 GiB");
-  EXPECT_EQ(format_ms(0.0123456), "12.346 ms");
+  EXPECT_EQ(format_duration(0.0123456), "12.35 ms");
+  EXPECT_EQ(format_duration(28.578308), "28.58 s");
+  EXPECT_EQ(format_duration(1117.810193), "18.63 min");
+  EXPECT_EQ(format_duration(0.00085), "850.0 us");
+  EXPECT_EQ(format_duration(30.1), "30.10 s");
+  EXPECT_EQ(format_duration(67.3 * 86400), "67.30 days");
+  EXPECT_EQ(format_duration(0), "0 s");
 }
 
 }  // namespace

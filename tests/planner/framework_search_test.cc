@@ -135,12 +135,13 @@ TEST(FrameworkSearch, EveryMegatronArgumentIsOneItsParserDefines) {
 
 TEST(FrameworkSearch, ScheduleListsAndSetsNameTheirFamilies) {
   std::vector<std::string> names;
-  for (const sim::ScheduleFamily* family : schedule_set_families("1F1B, interleaved,ZBV")) names.emplace_back(family->name);
+  for (const sim::ScheduleFamily* family : schedule_set_families("1F1B, looped,ZBV")) names.emplace_back(family->name);
   EXPECT_EQ(names, (std::vector<std::string>{"1F1B", "Interleaved1F1B", "LoopedBFS", "InterleavedZeroBubble",
                                              "ZBVZeroBubble"}));
   EXPECT_TRUE(is_schedule_set("1F1B,GPipe"));
   EXPECT_TRUE(is_schedule_set("Zero-Bubble"));
   EXPECT_FALSE(is_schedule_set("ZBV"));
+  EXPECT_FALSE(is_schedule_set("Interleaved"));  // Interleaved1F1B's alias, not a set
   EXPECT_THROW(schedule_set_families("1F1B,,GPipe"), InputError);
   EXPECT_THROW(schedule_set_families("1F1B,nope"), InputError);
   PlanRequest request = testing::plan_request("llama3-8b", "h100-sxm", 8, 32, 4096);

@@ -102,7 +102,7 @@ TEST(MoePipeline, BadExpertOptionsGetOneLineAndExitTwo) {
       "--ep 16 x --etp 1 = 16 must divide t x c x d = 8");
   testing::expect_refused(
       "simulate --model deepseek-v3 --hardware h100-sxm --stages 4 --microbatches 8 --seq 4096 "
-      "--layers 16,15,15,15 --tp 2 --dp 8 --ep 8",
+      "--layers 16,15,15,15 --tp 2 --dp 8 --ep 8 --no-sequence-parallel",
       "needs --sequence-parallel");
 }
 

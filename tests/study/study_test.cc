@@ -101,7 +101,9 @@ TEST(Study, BubbleStudyMatchesDirectRunsAndClosedForms) {
       EXPECT_NEAR(rate, expected, 1e-9) << schedule << " p=" << p << " m=" << m;
     }
   }
-  expect_outputs(ran, {"GPipe", "1F1B", "Interleaved1F1B", "ZBH1", "ZBH2", "(p-1)/(m+p-1)"});
+  // Legends name the swept key ("schedule = 1F1B"); closed forms keep their labels.
+  expect_outputs(ran, {"schedule = GPipe", "schedule = 1F1B", "schedule = Interleaved1F1B", "schedule = ZBH1",
+                       "schedule = ZBH2", "(p-1)/(m+p-1)"});
 }
 
 TEST(Study, MemoryStudyHasEveryScheduleAndRank) {
@@ -109,7 +111,7 @@ TEST(Study, MemoryStudyHasEveryScheduleAndRank) {
   ASSERT_EQ(ran.outcomes.size(), 7u);
   expect_same_as_direct_run(ran, 1);
   EXPECT_EQ(ran.outcomes[1].metrics.at("ranks_detail.*.peak_memory_bytes").size(), 4u);
-  expect_outputs(ran, {"GPipe", "1F1B", "ZBH2", "DualPipeV"});
+  expect_outputs(ran, {"schedule = GPipe", "schedule = 1F1B", "schedule = ZBH2", "schedule = DualPipeV"});
   EXPECT_NE(slurp(ran.dir + "/gantt_zbh1.svg").find("ZBH1"), std::string::npos);
 }
 
@@ -123,7 +125,7 @@ TEST(Study, SplitStudyShowsThePlannedSplitLowerThanTheEvenOne) {
   };
   EXPECT_EQ(ran.outcomes[0].metrics.at("best.stage_layers"), (std::vector<int>{20, 20, 20, 20}));
   EXPECT_LT(peak(1).get<double>(), peak(0).get<double>());
-  expect_outputs(ran, {"uniform", "memory"});
+  expect_outputs(ran, {"partition = uniform", "partition = memory"});
   EXPECT_FALSE(std::filesystem::exists(ran.dir + "/configs"));  // no point derives a file
 }
 
@@ -237,6 +239,42 @@ TEST(Study, BadStudiesAreRefusedBeforeAnyWork) {
             std::string::npos);
   EXPECT_NE(error_of("metrics: [cost_ms]\nplot: []\n").find("unknown key"), std::string::npos);
   EXPECT_NE(error_of("mode: train\nmetrics: [cost_ms]\n").find("simulate, plan, goodput or serve"), std::string::npos);
+  // What a plot draws from its points, before any runs: '#' is a list's
+  // index, drawn as bars; a stack over it needs exactly one point.
+  const std::string ranks = "sweep:\n  grid:\n    stages: [2, 4]\n    microbatches: [8, 16]\n"
+                            "metrics: [ranks_detail.*.busy_ms]\nplots:\n";
+  EXPECT_NE(error_of(ranks + "  - {x: '#', y: ranks_detail.*.busy_ms}\n").find("x '#' is the index into a list metric"),
+            std::string::npos);
+  EXPECT_NE(error_of(ranks + "  - {kind: stacked bar, x: '#', y: ranks_detail.*.busy_ms, where: {stages: 4}}\n")
+                .find("its 'where' keeps 2 points"),
+            std::string::npos);
+  EXPECT_EQ(error_of(ranks + "  - {kind: stacked bar, x: '#', y: ranks_detail.*.busy_ms, where: {stages: 4, "
+                             "microbatches: 8}}\n"),
+            "");
+}
+
+TEST(Study, ReportsSpeakInWordsAndUnits) {
+  // Tables name metrics in words with their units, fold a long list into
+  // its largest entry, legends and best points name the swept key, and a
+  // plot's title says which points its `where` keeps.
+  const std::string path = testing::write_temp(
+      "words_study.yaml",
+      "mode: simulate\nbase: {tf: 1ms, tb: 1ms, tw: 1ms}\nsweep:\n  grid:\n    stages: [2, 8]\n"
+      "    microbatches: [8, 16]\nmetrics: [bubble_rate, ranks_detail.*.busy_ms]\nplots:\n"
+      "  - {name: bubble, x: microbatches, y: bubble_rate, series: stages}\n"
+      "  - {name: busy, kind: stacked bar, x: '#', y: ranks_detail.*.busy_ms, where: {stages: 8, microbatches: 16}}\n");
+  const StudyFile study = read_study(path);
+  const std::string dir = testing::temp_path("words_study");
+  std::filesystem::create_directories(dir);
+  write_study_outputs(study, run_study(study, {dir, 1, false, {}, {}}), dir);
+  const std::string report = slurp(dir + "/report.md");
+  EXPECT_NE(report.find("| bubble rate | busy, largest (at) |"), std::string::npos) << report;
+  EXPECT_EQ(report.find("ranks_detail"), std::string::npos) << report;
+  EXPECT_NE(report.find("- stages = 2: bubble rate "), std::string::npos) << report;
+  EXPECT_NE(report.find(" %"), std::string::npos) << report;
+  EXPECT_NE(slurp(dir + "/bubble.svg").find("data-series=\"stages = 8\""), std::string::npos);
+  EXPECT_NE(plot_title(study.plots[1]).find("(stages = 8, microbatches = 16)"), std::string::npos)
+      << plot_title(study.plots[1]);
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+#include "common/text_wrap.h"
+
+#include <sstream>
+
+namespace pipeplan {
+
+std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
+  // The line's own indent is kept; words are what follows it.
+  const std::size_t first_word = text.find_first_not_of(' ');
+  std::string line = text.substr(0, first_word == std::string::npos ? text.size() : first_word);
+  std::istringstream words(first_word == std::string::npos ? "" : text.substr(first_word));
+  std::string wrapped;
+  bool line_has_words = false;
+  for (std::string word; words >> word;) {
+    if (line_has_words && line.size() + 1 + word.size() > width) {
+      wrapped += line + "\n";
+      line = indent;
+      line_has_words = false;
+    }
+    if (line_has_words) line += ' ';
+    line += word;
+    line_has_words = true;
+  }
+  return wrapped + line + "\n";
+}
+
+std::string wrap_lines(const std::string& text, std::size_t indent, std::size_t width) {
+  std::istringstream lines(text);
+  std::string wrapped;
+  for (std::string line; std::getline(lines, line);) {
+    wrapped += line.size() <= width ? line + "\n" : wrap(line, std::string(indent, ' '), width);
+  }
+  return wrapped;
+}
+
+std::string clip(const std::string& text, std::size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 3) + "...";
+}
+
+}  // namespace pipeplan
