@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cli/app_runner.h"
+#include "cli/help_formatter.h"
 #include "cli/calibrate_command.h"
 #include "cli/measure_handover.h"
 #include "cli/study_command.h"
@@ -19,6 +20,7 @@
 int main(int argc, char** argv) {
   if (argc > 1 && pipeplan::cli::runs_in_measure(argv[1])) return pipeplan::cli::hand_over_to_measure(argv);
   CLI::App app{"pipeplan: plan and simulate pipeline-parallel training (schedules, bubbles, memory)"};
+  pipeplan::cli::use_wrapping_help(app);
   app.set_version_flag("--version", pipeplan::cli::kVersion);
   app.require_subcommand(1);
   pipeplan::commands::register_simulate_command(app);

@@ -28,17 +28,22 @@ void add_framework_file_options(CLI::App& command, FrameworkFiles& files) {
   command.add_option("--megatron-bridge-out", files.megatron_bridge,
                      "Write the best plan's Megatron-Bridge recipe overrides (YAML); refused where Megatron-core "
                      "cannot run the plan");
+  command.add_option("--deepspeed-out", files.deepspeed,
+                     "Write the best plan's DeepSpeed config (JSON); refused where DeepSpeed cannot run the plan");
 }
 
 void add_framework_files(const FrameworkFiles& files, const planner::FrameworkConfig& torchtitan,
-                         const planner::FrameworkConfig& megatron_bridge, OutputFiles& out) {
+                         const planner::FrameworkConfig& megatron_bridge, const planner::FrameworkConfig& deepspeed,
+                         OutputFiles& out) {
   add_config(files.torchtitan, "--torchtitan-out", "torchtitan", torchtitan, out);
   add_config(files.megatron_bridge, "--megatron-bridge-out", "Megatron-Bridge", megatron_bridge, out);
+  add_config(files.deepspeed, "--deepspeed-out", "DeepSpeed", deepspeed, out);
 }
 
 void refuse_framework_files(const FrameworkFiles& files, std::string_view why) {
   if (files.torchtitan) throw InputError(fmt::format("--torchtitan-out: {}", why));
   if (files.megatron_bridge) throw InputError(fmt::format("--megatron-bridge-out: {}", why));
+  if (files.deepspeed) throw InputError(fmt::format("--deepspeed-out: {}", why));
 }
 
 }  // namespace pipeplan::commands

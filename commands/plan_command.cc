@@ -208,7 +208,8 @@ void write_plan_files(const PlanOptions& options, const planner::PlanFile& file,
   OutputFiles files;
   if (options.out) files.add(*options.out, planner::write_plan_yaml(file), "--out");
   if (one_kind != nullptr) {
-    add_framework_files(options.framework_files, one_kind->torchtitan, one_kind->megatron_bridge, files);
+    add_framework_files(options.framework_files, one_kind->torchtitan, one_kind->megatron_bridge, one_kind->deepspeed,
+                        files);
   } else {
     refuse_framework_files(options.framework_files,
                            fmt::format("the best plan pipelines over GPU kinds, which neither framework's config "

@@ -11,6 +11,7 @@
 #include "common/units.h"
 #include "models/placement.h"
 #include "models/recompute.h"
+#include "planner/frameworks/deepspeed_config.h"
 #include "planner/frameworks/megatron_bridge_overrides.h"
 #include "planner/frameworks/torchtitan_config.h"
 #include "planner/mixed/mixed_search.h"
@@ -71,6 +72,7 @@ PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, cons
   report.placement = models::place_job(report.cluster, placed, models::megatron_rank_order(best.pipeline_first), true);
   report.torchtitan = torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
   report.megatron_bridge = megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
+  report.deepspeed = deepspeed_config(best, request.global_batch, request.seq_len);
   report.framework = request.framework;
   return report;
 }

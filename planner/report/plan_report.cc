@@ -169,6 +169,9 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   json["megatron_bridge_yaml"] = report.megatron_bridge.text;
   json["megatron_bridge_refusals"] = report.megatron_bridge.refusals;
   json["megatron_bridge_notes"] = report.megatron_bridge.notes;
+  json["deepspeed_json"] = report.deepspeed.text;
+  json["deepspeed_refusals"] = report.deepspeed.refusals;
+  json["deepspeed_notes"] = report.deepspeed.notes;
   json["rank_placement"] = {{"cluster", report.cluster.name},
                             {"order", std::string(models::megatron_order_name(report.best_plan.pipeline_first))}};
   json["rank_placement"].update(placement_json(report.placement));
@@ -243,6 +246,8 @@ std::string plan_report_text(const PlanReport& report) {
                       megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config));
   text += framework_text("torchtitan job config (TOML)", report.torchtitan);
   text += framework_text("Megatron-Bridge recipe overrides (YAML)", report.megatron_bridge);
+  text += framework_text("DeepSpeed config (JSON)", report.deepspeed);
+  for (const std::string& note : report.deepspeed.notes) text += fmt::format("  with it: {}\n", note);
   text += fmt::format("\nplacement on {}, ranks in Megatron's order {} ({}):\n{}\n", report.cluster.name,
                       models::megatron_order_name(plan.pipeline_first),
                       plan.pipeline_first ? "--use-tp-pp-dp-mapping" : "its default, no flag needed",

@@ -30,7 +30,7 @@ struct PlanReport {
   models::ClusterConfig cluster;
   models::Placement placement;
   // The best plan as each framework's config says it (or why it cannot).
-  FrameworkConfig torchtitan, megatron_bridge;
+  FrameworkConfig torchtitan, megatron_bridge, deepspeed;
   // The framework the search kept to (PlanRequest::framework).
   step::Framework framework = step::Framework::kAny;
 };

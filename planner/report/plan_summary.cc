@@ -280,10 +280,16 @@ std::string run_lines(const PlanReport& report) {
   if (report.framework == step::Framework::kMegatronBridge) {
     text += config("Megatron-Bridge recipe overrides", report.megatron_bridge, "--megatron-bridge-out");
   }
-  if (report.framework == step::Framework::kDeepSpeed || report.framework == step::Framework::kPyTorch) {
-    text += fmt::format("{}: its settings are the layout above (pipeplan writes no config file for it yet); "
-                        "`--out plan.yaml` keeps the plan\n",
-                        step::framework_info(report.framework).name);
+  if (report.framework == step::Framework::kDeepSpeed) {
+    text += config("DeepSpeed config", report.deepspeed, "--deepspeed-out");
+    for (const std::string& note : report.deepspeed.notes) text += wrap("  with it: " + note, "    ");
+  }
+  if (report.framework == step::Framework::kPyTorch && plan.pp > 1) {
+    text += wrap(fmt::format("torch.distributed.pipelining runs {} from the order `pipeplan simulate --plan PLAN "
+                             "--csv-out order.csv` writes (_PipelineScheduleRuntime); torchtitan's config "
+                             "(--torchtitan-out) lists each stage's modules",
+                             plan.schedule),
+                 "  ");
   }
   return text;
 }

@@ -217,7 +217,8 @@ TEST(OptionWalk, Plan) {
          {"json", "--json"},
          {"out", "--out {file}"},
          {"torchtitan-out", "--torchtitan-out {file}"},
-         {"megatron-bridge-out", "--megatron-bridge-out {file}"}},
+         {"megatron-bridge-out", "--megatron-bridge-out {file}"},
+         {"deepspeed-out", "--deepspeed-out {file}"}},
         [](const CommandResult& r) {
           // The search's own time varies from run to run.
           const std::string text =

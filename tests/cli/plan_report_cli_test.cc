@@ -3,11 +3,14 @@
 // argument parser defines (tests/support/megatron_flags.h).
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
 #include "tests/support/cli_support.h"
 #include "tests/support/megatron_flags.h"
+#include "tests/support/temp_files.h"
 
 namespace {
 
@@ -48,6 +51,25 @@ TEST(PlanReport, KeptToMegatronLmEveryPrintedFlagIsOneItsParserDefines) {
   EXPECT_NE(arguments.find("--pipeline-model-parallel-size"), std::string::npos);
   EXPECT_EQ(undefined_megatron_flags(arguments), "");
   EXPECT_NE(result.out.find("within Megatron-LM core_r0.14.0"), std::string::npos);
+}
+
+TEST(PlanReport, KeptToDeepSpeedItsConfigHoldsItsBatchIdentity) {
+  // DeepSpeed asserts train_batch_size = micro-batch x accumulation steps x
+  // data-parallel GPUs (config-json.md); its pipeline engine runs one chunk
+  // per rank in 1F1B with ZeRO-1 at most.
+  const std::string file = temp_path("deepspeed.json");
+  const CommandResult result = run(kMainJob + " --framework deepspeed --json --deepspeed-out " + file);
+  ASSERT_EQ(result.code, 0) << result.err;
+  const nlohmann::json plan = nlohmann::json::parse(result.out);
+  std::ifstream in(file);
+  const nlohmann::json config = nlohmann::json::parse(in);
+  const nlohmann::json& best = plan["best"];
+  EXPECT_EQ(config["train_batch_size"].get<int>(), config["train_micro_batch_size_per_gpu"].get<int>() *
+                                                       config["gradient_accumulation_steps"].get<int>() *
+                                                       best["dp"].get<int>());
+  EXPECT_EQ(config["zero_optimization"]["stage"], best["zero"]);
+  EXPECT_LE(best["zero"].get<int>(), 1);
+  EXPECT_TRUE(best["pp"] == 1 || best["schedule"] == "1F1B");
 }
 
 TEST(PlanReport, AFrameworkThatCannotRunAFixedScheduleIsOneLineExitTwo) {

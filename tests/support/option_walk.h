@@ -29,7 +29,7 @@ inline std::vector<std::string> long_options(const std::string& command) {
   const CommandResult help = run(command + " --help");
   std::vector<std::string> names;
   std::istringstream lines(help.out);
-  const std::regex option(R"(^\s+(?:-\w,)*--([a-z][a-z0-9-]*))");
+  const std::regex option(R"(^  (?:-\w,)*--([a-z][a-z0-9-]*))");  // an option's own line, not a wrapped one
   for (std::string line; std::getline(lines, line);) {
     std::smatch match;
     if (std::regex_search(line, match, option) && match[1] != "help") names.push_back(match[1]);
