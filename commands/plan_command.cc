@@ -221,11 +221,20 @@ void write_plan_files(const PlanOptions& options, const planner::PlanFile& file,
 
 // A cluster of several GPU kinds: each kind alone and pipelines over kinds.
 CommandOutput run_mixed_plan(const PlanOptions& options, const models::ClusterConfig& cluster) {
+  if (step::parse_framework(options.framework) != step::Framework::kAny) {
+    throw InputError(fmt::format("--framework {}: the search over {}'s GPU kinds is not kept to a framework (a pipeline "
+                                 "over kinds runs in PyTorch's pipelining); plan one kind with it (--hardware {}:KIND)",
+                                 options.framework, options.hardware, options.hardware));
+  }
+  if (options.pareto > 0) {
+    throw InputError("--pareto bounds a single kind's Pareto front, which the report over several GPU kinds does not "
+                     "list; drop it");
+  }
   const planner::PlanRequest request = make_request(options, planner::kind_with_least_memory(cluster));
   const planner::MixedReport report =
       planner::make_mixed_plan(request, cluster, {options.model, options.hardware}, options.top);
   write_plan_files(options, report.file, report.alone_best ? &*report.alone_best : nullptr);
-  return {planner::mixed_report_json(report), planner::mixed_report_text(report)};
+  return {planner::mixed_report_json(report), planner::mixed_report_text(report, options.verbose)};
 }
 
 CommandOutput run_plan(const PlanOptions& options, const CLI::App& command) {

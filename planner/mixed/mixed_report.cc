@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/units.h"
+#include "planner/report/plan_summary.h"
 #include "step/model_report.h"
 
 namespace pipeplan::planner {
@@ -146,7 +147,7 @@ nlohmann::ordered_json mixed_report_json(const MixedReport& report) {
   return json;
 }
 
-std::string mixed_report_text(const MixedReport& report) {
+std::string mixed_report_text(const MixedReport& report, bool whole) {
   const MixedSearchResult& search = report.search;
   std::string text = fmt::format(
       "{} on {}: {} GPUs ({}), global batch {} x {} tokens; searched in {:.3f} s\n{}"
@@ -164,7 +165,7 @@ std::string mixed_report_text(const MixedReport& report) {
                             : fmt::format(", {:.1f}% faster than the best over kinds",
                                           100 * (search.ranked.front().plan.iteration_time_s /
                                                      search.best_time_s() - 1)));
-    text += plan_report_text(*report.alone_best);
+    text += whole ? plan_report_text(*report.alone_best) : plan_report_summary(*report.alone_best);
   } else if (report.mixed_best) {
     const MixedPlan& best = search.ranked.front();
     const PlanCandidate& plan = best.plan;

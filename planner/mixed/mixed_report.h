@@ -33,6 +33,7 @@ struct MixedReport {
 std::string mixed_framework_line(const MixedPipeline& pipeline);
 
 nlohmann::ordered_json mixed_report_json(const MixedReport& report);
-std::string mixed_report_text(const MixedReport& report);
+// `whole`: the best single-kind plan's whole report (plan --verbose), else its summary.
+std::string mixed_report_text(const MixedReport& report, bool whole = true);
 
 }  // namespace pipeplan::planner

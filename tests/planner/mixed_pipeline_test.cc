@@ -259,6 +259,12 @@ TEST(MixedPipeline, PlanReportsAMixedPoolAndRefusesWhatItCannotTake) {
   EXPECT_GT(json["over_kinds"]["layouts"].get<int>(), 0);
   testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 32 --global-batch 16",
                           "--gpus 32: cluster mixed-h100-a100 mixes GPU kinds (32 h100-sxm, 32 a100-80gb)");
+  // Options of a single kind's search are refused over kinds, not ignored.
+  testing::expect_refused(
+      "plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --framework megatron-lm",
+      "--framework megatron-lm: the search over mixed-h100-a100's GPU kinds is not kept to a framework");
+  testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --pareto 3",
+                          "--pareto bounds a single kind's Pareto front");
   testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --cp 2",
                           "--cp above 1 is not built for clusters of several GPU kinds");
   testing::expect_refused("plan --model llama3-8b --hardware mixed-h100-a100 --gpus 64 --global-batch 16 --tp 8 --pp 16",
