@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "commands/compare_schedules.h"
 #include "commands/model_run.h"
 #include "commands/option_use.h"
 #include "common/error.h"
+#include "common/text_wrap.h"
 #include "common/units.h"
 #include "models/cluster.h"
 #include "models/expert_parallel.h"
@@ -172,15 +174,32 @@ CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& 
       output.text += fmt::format("  note: {}\n", note);
     }
   }
-  if (!sim::ranks_over_memory(result.report).empty() && run.segment_tps.empty()) {
+  const std::vector<sim::RankOverMemory> over = sim::ranks_over_memory(result.report);
+  // The state alone (weights, gradients, optimizer) over the limit: no
+  // split, schedule or recomputation of this layout can fit.
+  std::optional<std::size_t> state_over;
+  for (std::size_t rank = 0; rank < result.memory.size(); ++rank) {
+    const step::MemoryBreakdown& m = result.memory[rank];
+    if (!state_over && m.weights + m.gradients + m.optimizer > result.report.memory_limit_bytes) state_over = rank;
+  }
+  if (!over.empty() && state_over && result.report.memory_limit_bytes > 0 && run.segment_tps.empty()) {
+    output.text += wrap(fmt::format("  rank {}'s weights, gradients and optimizer state alone are over the limit: more "
+                                    "GPUs (--tp, --pp, --dp) or ZeRO (--zero) are needed",
+                                    *state_over),
+                        "    ");
+  } else if (!over.empty() && run.segment_tps.empty()) {
     // The plan command searches the split, micro-batches, schedule and
     // recomputation of this layout under the cap.
-    output.text += fmt::format(
-        "  to find what fits with this layout: pipeplan plan --model {} --hardware {} --gpus {} --global-batch {} "
-        "--seq {} --tp {} --cp {} --pp {} --dp {}{}\n",
-        run.model.name, run.hardware.name, result.gpus,
-        shape_global_batch(setup), setup.shape.seq_len, setup.shape.tp, setup.shape.cp, setup.pp, setup.shape.dp,
-        run.model.moe.enabled() ? fmt::format(" --ep {}", setup.shape.ep) : "");
+    // A command to paste: its lines joined by the shell's continuation.
+    std::string command = wrap(fmt::format(
+        "    pipeplan plan --model {} --hardware {} --gpus {} --global-batch {} --seq {} --tp {} --cp {} --pp {} --dp {}{}",
+        run.model.name, run.hardware.name, result.gpus, shape_global_batch(setup), setup.shape.seq_len, setup.shape.tp,
+        setup.shape.cp, setup.pp, setup.shape.dp, run.model.moe.enabled() ? fmt::format(" --ep {}", setup.shape.ep) : ""),
+        "      ", kTextWidth - 2);
+    for (std::size_t at = command.find('\n'); at + 1 < command.size(); at = command.find('\n', at + 3)) {
+      command.insert(at, " \\");
+    }
+    output.text += "  to find what fits with this layout (split, micro-batches, schedule, recomputation):\n" + command;
   }
   write_simulation_files(result.report, result.schedule, outputs, outputs.gantt, output);
   return output;

@@ -291,8 +291,9 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   add_runtime_flags(*command, options->runtime);
   command->add_option("--micro-batch-size", options->micro_batch_size, layout_help("micro-batch-size", "searched"));
   command->add_option("--schedule", options->schedule,
-                      layout_help("schedule", "searched; auto: the search and ZBAuto, the order searched for each "
-                                              "candidate's costs"));
+                      layout_help("schedule", "searched; also a comma list (1F1B,Interleaved1F1B) or a set: auto (the "
+                                              "search and ZBAuto, the order searched for each candidate's costs), "
+                                              "zero-bubble, looped, v-shape"));
   command->add_option("--virtual", options->virtual_stages, layout_help("virtual", "searched"));
   command->add_option("--recompute", options->recompute, layout_help("recompute", "searched, one setting for all"));
   command->add_flag("--recompute-in-bubbles", options->recompute_in_bubbles,

@@ -81,7 +81,8 @@ bool higher_is_better(const std::string& metric) {
 std::string best_points(const StudyFile& study, const std::vector<PointOutcome>& outcomes) {
   std::string text;
   for (const PlotSpec& plot : study.plots) {
-    if (plot.y.empty() || plot.series.empty()) continue;
+    // A list's entries (x '#') have no one best point.
+    if (plot.y.empty() || plot.series.empty() || plot.x == "#") continue;
     const std::string& metric = plot.y.front();
     text += fmt::format("\n### {} ({} {}, by {})\n\n", plot_title(plot), higher_is_better(metric) ? "highest" : "lowest",
                         metric_label(metric), plot.series);

@@ -45,6 +45,18 @@ std::string infeasible_advice(const PlanCandidate* closest, const PlanRequest& r
   return text;
 }
 
+// A framework's config is written only for a plan it runs as planned (the
+// search's own rules): otherwise its figures would not be the plan's.
+void keep_to_what_runs(step::Framework framework, const PlanCandidate& plan, int seq_len, FrameworkConfig& config) {
+  const char* reason = step::framework_refusal(framework, plan, seq_len);
+  if (reason == nullptr || config.text.empty()) return;
+  const step::FrameworkInfo& info = step::framework_info(framework);
+  config.text.clear();
+  config.refusals.push_back(fmt::format("{} {} does not run the best plan as planned ({}); `plan ... --framework {}` "
+                                        "plans within it",
+                                        info.name, info.version, reason, info.key));
+}
+
 // The full report of a search already run (ranked best first, not empty).
 PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, const PlanSources& sources) {
   PlanReport report;
@@ -73,6 +85,8 @@ PlanReport report_plan(const PlanRequest& request, PlanSearchResult search, cons
   report.torchtitan = torchtitan_config(best, request.global_batch, request.seq_len, &request.model);
   report.megatron_bridge = megatron_bridge_overrides(best, request.global_batch, request.seq_len, &request.model);
   report.deepspeed = deepspeed_config(best, request.global_batch, request.seq_len);
+  keep_to_what_runs(step::Framework::kTorchtitan, best, request.seq_len, report.torchtitan);
+  keep_to_what_runs(step::Framework::kMegatronBridge, best, request.seq_len, report.megatron_bridge);
   report.framework = request.framework;
   return report;
 }

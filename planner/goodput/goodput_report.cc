@@ -73,14 +73,14 @@ std::string goodput_text(const GoodputReport& report) {
       replan = fmt::format("with none left, re-planned on up to {} nodes fewer (steps {})", steps.size(),
                            fmt::join(steps, ", "));
     }
-    text += fmt::format("  spares              {:>12}   {} hot spare nodes, swap {}, repair {}; {}; a run waits {} and "
+    text += fmt::format("  spares              {:>12}   hot spares, swap {}, repair {}; {}; a run waits {} and "
                         "trains {} on fewer nodes on average\n",
-                        pool.spares, pool.spares, format_duration(pool.swap_s), format_duration(pool.repair_s), replan,
+                        format_plural(pool.spares, "node"), format_duration(pool.swap_s), format_duration(pool.repair_s), replan,
                         format_duration(report.runs->mean_waiting_s), format_duration(report.runs->mean_degraded_s));
     // The headline is the closed form, which replaces a node at once.
     text += fmt::format("  (goodput and time to train above are the closed forms, every failed node replaced at once; "
-                        "with {} spares the Monte Carlo's mean, {}, counts the waits)\n",
-                        pool.spares, format_duration(report.runs->mean_s));
+                        "with {} the Monte Carlo's mean, {}, counts the waits)\n",
+                        format_plural(pool.spares, "spare"), format_duration(report.runs->mean_s));
   }
   text += fmt::format("  reliability: {}\n", r.source);
   if (in.asynchronous) {

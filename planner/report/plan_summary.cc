@@ -62,6 +62,25 @@ std::string wrap_parts(const std::string& title, const std::vector<std::string>&
   return text + line + "\n";
 }
 
+// The framework's overlaps and precision the plan assumes: off unless
+// asked for, as Megatron-LM's arguments default (its recipes turn them on).
+std::string runtime_text(const PlanCandidate& c) {
+  const models::RuntimeFlags& r = c.runtime;
+  std::vector<std::string> on;
+  for (const auto& [flag, name] : {std::pair{r.overlap_grad_reduce, "--overlap-grad-reduce"},
+                                   std::pair{r.overlap_param_gather, "--overlap-param-gather"},
+                                   std::pair{r.grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
+                                   std::pair{r.tp_comm_overlap, "--tp-comm-overlap"},
+                                   std::pair{r.moe_a2a_overlap, "--moe-a2a-overlap"},
+                                   std::pair{r.optimizer_states_in_bf16, "--optimizer-states-in-bf16"}}) {
+    if (flag) on.emplace_back(name);
+  }
+  if (on.empty()) {
+    return "no overlaps, fp32 gradient reduction (Megatron-LM's defaults; give --overlap-grad-reduce etc. as run)";
+  }
+  return fmt::format("{} (as given)", fmt::join(on, " "));
+}
+
 std::string headline(const PlanReport& report) {
   const step::ModelSimulation& best = report.best;
   const std::int64_t peak = best.peak_memory_bytes();
@@ -74,9 +93,17 @@ std::string headline(const PlanReport& report) {
   // A profile's notes say where its shapes were interpolated or extrapolated.
   text += wrap("costs: " + best.cost_source + "; MFU counts attention's full s x s square (Narayanan et al. 2021, Eq. 3)",
                "  ");
-  text += clip("split: blocks per stage " + folded_counts(best.split), kWidth) + "\n";
+  // Megatron's layout string where Megatron runs the plan and it fits a line.
+  std::string split = clip("split: blocks per stage " + folded_counts(best.split), kWidth);
   const std::string layout = step::format_layout(best.split);
-  if (layout.size() + 17 <= kWidth) text += "  Megatron layout " + layout + "\n";
+  const bool megatron = (report.best_plan.frameworks & step::framework_bit(step::Framework::kMegatronLm)) != 0;
+  if (megatron && split.size() + layout.size() + 19 <= kWidth) {
+    split += "; Megatron layout " + layout;
+  } else if (megatron && layout.size() + 17 <= kWidth) {
+    split += "\n  Megatron layout " + layout;
+  }
+  text += split + "\n";
+  text += wrap("runtime: " + runtime_text(report.best_plan), "  ");
   text += fmt::format("step: pipeline {} + gradient sync {} + optimizer {}; bubble {:.1f} % of the ranks' time\n",
                       format_duration(best.pipeline_s), format_duration(best.gradient_sync_s),
                       format_duration(best.optimizer_step_s), best.report.bubble_rate * 100);
@@ -249,8 +276,10 @@ std::string run_lines(const PlanReport& report) {
   const bool megatron = (plan.frameworks & step::framework_bit(step::Framework::kMegatronLm)) != 0;
   if (report.framework == step::Framework::kAny) {
     text = runners.empty() ? "no framework runs it as planned" : fmt::format("run as planned by {}", fmt::join(runners, ", "));
-    text += megatron ? "; --framework NAME plans within one and prints its settings\n"
-                     : "; `--framework megatron-lm` gives Megatron-LM's best above, with its arguments\n";
+    const std::optional<PlanCandidate>& megatron_best =
+        report.search.framework_best[static_cast<std::size_t>(step::Framework::kMegatronLm)];
+    text += megatron || !megatron_best ? "; --framework NAME plans within one and prints its settings\n"
+                                       : "; `--framework megatron-lm` plans within Megatron-LM, with its arguments\n";
   }
   const bool asked = report.framework == step::Framework::kMegatronLm || report.framework == step::Framework::kAny;
   if (megatron && asked) {

@@ -30,15 +30,18 @@ models::JobLayout runnable_base(step::Framework framework, bool pipelined) {
 // Why the framework runs no layout with `fixed` applied (the reason at the
 // pipeline depths the request leaves possible), or null when one runs.
 const char* refusal_with(const PlanRequest& request, const std::function<void(models::JobLayout&)>& fixed) {
-  const char* reason = nullptr;
+  const char* first_reason = nullptr;
   for (bool pipelined : {true, false}) {
     if (request.pp && (*request.pp > 1) != pipelined) continue;
     models::JobLayout layout = runnable_base(request.framework, pipelined);
     fixed(layout);
-    reason = step::framework_refusal(request.framework, layout, request.seq_len);
+    // The sharding the framework runs at the degrees the choice set, unless it is the choice.
+    if (!request.zero) layout.zero = step::zero_stages_run(request.framework, layout).front();
+    const char* reason = step::framework_refusal(request.framework, layout, request.seq_len);
     if (reason == nullptr) return nullptr;
+    if (first_reason == nullptr) first_reason = reason;
   }
-  return reason;
+  return first_reason;
 }
 
 struct FixedChoice {

@@ -59,8 +59,8 @@ TEST(OutputFiles, PlanWritesNoFileWhenOneIsRefused) {
   expect_refused("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 4096 --pp 4 "
                  "--schedule ZBH1 --out " + dir + "/plan.yaml --megatron-bridge-out " + dir + "/bridge.yaml",
                  "--megatron-bridge-out: Megatron-Bridge cannot run the best plan: schedule ZBH1");
-  expect_refused("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 4096 --out " + dir +
-                     "/same.yaml --megatron-bridge-out " + dir + "/same.yaml",
+  expect_refused("plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 4096 "
+                 "--framework megatron-bridge --out " + dir + "/same.yaml --megatron-bridge-out " + dir + "/same.yaml",
                  "--out and --megatron-bridge-out both name");
   EXPECT_TRUE(fs::is_empty(dir));
 }

@@ -258,8 +258,8 @@ TEST(FrameworkConfig, PlanWritesBothFilesForItsBestPlan) {
   const std::string titan = pipeplan::testing::temp_path("plan.toml"),
                     bridge = pipeplan::testing::temp_path("plan-bridge.yaml");
   const pipeplan::testing::CommandResult planned = pipeplan::testing::run(
-      "plan --model llama3-70b --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 --tp 8 --pp 4 "
-      "--schedule 1F1B --json --torchtitan-out " +
+      "plan --model llama3-70b --hardware h100-sxm --gpus 64 --global-batch 256 --seq 8192 --tp 8 --pp 8 "
+      "--schedule 1F1B --recompute none --json --torchtitan-out " +
       titan + " --megatron-bridge-out " + bridge);
   ASSERT_EQ(planned.code, 0) << planned.err;
   const auto json = nlohmann::json::parse(planned.out);
@@ -273,9 +273,9 @@ TEST(FrameworkConfig, PlanWritesBothFilesForItsBestPlan) {
   EXPECT_EQ(blocks_per_list(toml_module_lists(toml)), stage_layers);
   const auto entries = toml_entries(toml);
   EXPECT_EQ(entry_value(entries, "parallelism.tensor_parallel_degree"), "8");
-  EXPECT_EQ(entry_value(entries, "parallelism.pipeline_parallel_degree"), "4");
+  EXPECT_EQ(entry_value(entries, "parallelism.pipeline_parallel_degree"), "8");
   EXPECT_EQ(entry_value(entries, "parallelism.pipeline_parallel_schedule"), "1F1B");
-  EXPECT_EQ(entry_value(entries, "training.local_batch_size"), "128");  // 256 sequences over d = 2
+  EXPECT_EQ(entry_value(entries, "training.local_batch_size"), "256");  // 256 sequences, d = 1
   EXPECT_EQ(entry_value(entries, "parallelism.pipeline_parallel_microbatch_size"),
             std::to_string(best["micro_batch_size"].get<int>()));
   EXPECT_EQ(entry_value(yaml_entries(yaml), "train.micro_batch_size"),
@@ -287,6 +287,13 @@ TEST(FrameworkConfig, PlanWritesBothFilesForItsBestPlan) {
       "--torchtitan-out " +
           titan,
       "--torchtitan-out: torchtitan cannot run the best plan: schedule ZBH1");
+  // A plan it runs only otherwise than planned (ZeRO-1, which FSDP has not):
+  // refused too, pointing to the search kept to it.
+  pipeplan::testing::expect_refused(
+      "plan --model llama3-8b --hardware h100-sxm --gpus 8 --global-batch 16 --seq 2048 --pp 4 --dp 2 --zero 1 "
+      "--torchtitan-out " +
+          titan,
+      "--framework torchtitan` plans within it");
 }
 
 }  // namespace
