@@ -252,7 +252,8 @@ std::string frameworks_table(const PlanReport& report) {
     const step::FrameworkInfo& info = step::frameworks()[f];
     const std::optional<PlanCandidate>& found = report.search.framework_best[f];
     if (!found) {
-      text += fmt::format("  {:<19} {:<13} {:>9} {:>8}  none fits\n", info.name, info.version, "-", "-");
+      text += fmt::format("  {:<19} {:<13} {:>9} {:>8}  none: nothing it runs as planned, with the options given, fits\n",
+                          info.name, info.version, "-", "-");
       continue;
     }
     const std::string line =
@@ -315,8 +316,8 @@ std::string run_lines(const PlanReport& report) {
   }
   if (report.framework == step::Framework::kPyTorch && plan.pp > 1) {
     text += wrap(fmt::format("torch.distributed.pipelining runs {} from the order `pipeplan simulate --plan PLAN "
-                             "--csv-out order.csv` writes (_PipelineScheduleRuntime); torchtitan's config "
-                             "(--torchtitan-out) lists each stage's modules",
+                             "--csv-out order.csv` writes (_PipelineScheduleRuntime), each stage's blocks as the split "
+                             "above",
                              plan.schedule),
                  "  ");
   }
