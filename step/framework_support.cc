@@ -177,6 +177,14 @@ const FrameworkInfo& framework_info(Framework framework) {
   return kFrameworks[static_cast<std::size_t>(framework)];
 }
 
+std::vector<const FrameworkInfo*> frameworks_in(FrameworkSet set) {
+  std::vector<const FrameworkInfo*> in;
+  for (const FrameworkInfo& info : kFrameworks) {
+    if ((set & framework_bit(info.id)) != 0) in.push_back(&info);
+  }
+  return in;
+}
+
 std::string framework_keys() {
   std::string keys;
   for (const FrameworkInfo& info : kFrameworks) keys += std::string(info.key) + ", ";

@@ -49,6 +49,9 @@ inline constexpr FrameworkSet kEveryFramework = (1u << kFrameworkCount) - 1;
 // per-stage recomputation has stage_recompute set; `seq_len` is the
 // sequence each micro-batch holds. kAny runs everything.
 const char* framework_refusal(Framework framework, const models::JobLayout& layout, int seq_len);
+// The frameworks of a set, in frameworks()'s order.
+std::vector<const FrameworkInfo*> frameworks_in(FrameworkSet set);
+
 // The frameworks that run `layout` as planned; `schedule` is its schedule's
 // family, when the caller has it at hand (a search asks for every candidate).
 FrameworkSet frameworks_running(const models::JobLayout& layout, int seq_len);

@@ -11,8 +11,11 @@
 namespace pipeplan::step {
 
 bool zero_runs_with(models::ZeroStage zero, int pp, std::string_view schedule) {
-  return zero < models::ZeroStage::kGradients || pp == 1 ||
-         sim::runs_in_pytorch_pipelining(sim::find_schedule_family(schedule));
+  return zero_runs_with(zero, pp, sim::find_schedule_family(schedule));
+}
+
+bool zero_runs_with(models::ZeroStage zero, int pp, const sim::ScheduleFamily& family) {
+  return zero < models::ZeroStage::kGradients || pp == 1 || sim::runs_in_pytorch_pipelining(family);
 }
 
 void check_zero_pipeline(models::ZeroStage zero, int pp, std::string_view schedule) {

@@ -11,11 +11,14 @@
 #include <string_view>
 
 #include "models/training_shape.h"
+#include "sim/generators/registry.h"
 
 namespace pipeplan::step {
 
 // True when pipeplan costs `zero` on `pp` pipeline ranks running `schedule`.
 bool zero_runs_with(models::ZeroStage zero, int pp, std::string_view schedule);
+// The same for a family at hand (a search asks for every candidate).
+bool zero_runs_with(models::ZeroStage zero, int pp, const sim::ScheduleFamily& family);
 
 // Throws InputError naming what would run.
 void check_zero_pipeline(models::ZeroStage zero, int pp, std::string_view schedule);

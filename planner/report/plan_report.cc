@@ -195,8 +195,8 @@ nlohmann::ordered_json plan_report_json(const PlanReport& report) {
   }
   json["frameworks"] = std::move(frameworks);
   nlohmann::ordered_json runners = nlohmann::ordered_json::array();
-  for (const step::FrameworkInfo& info : step::frameworks()) {
-    if ((report.best_plan.frameworks & step::framework_bit(info.id)) != 0) runners.push_back(std::string(info.key));
+  for (const step::FrameworkInfo* info : step::frameworks_in(report.best_plan.frameworks)) {
+    runners.push_back(std::string(info->key));
   }
   json["best_run_by"] = std::move(runners);
   json["candidates_evaluated"] = report.search.candidates_evaluated;

@@ -270,9 +270,7 @@ std::string frameworks_table(const PlanReport& report) {
 std::string run_lines(const PlanReport& report) {
   const PlanCandidate& plan = report.best_plan;
   std::vector<std::string> runners;
-  for (const step::FrameworkInfo& info : step::frameworks()) {
-    if ((plan.frameworks & step::framework_bit(info.id)) != 0) runners.emplace_back(info.name);
-  }
+  for (const step::FrameworkInfo* info : step::frameworks_in(plan.frameworks)) runners.emplace_back(info->name);
   std::string text;
   const bool megatron = (plan.frameworks & step::framework_bit(step::Framework::kMegatronLm)) != 0;
   if (report.framework == step::Framework::kAny) {

@@ -15,6 +15,7 @@
 #include "planner/goodput/goodput_objective.h"
 #include "planner/search/candidate_bounds.h"
 #include "planner/search/schedule_context.h"
+#include "planner/search/sharding_choices.h"
 #include "planner/search/search_contexts.h"
 #include "planner/search/search_split.h"
 #include "planner/search/stage_recompute_split.h"
@@ -42,60 +43,6 @@ bool splits_per_stage(const ScheduleChoice& choice) {
   return choice.virtual_stages == 1 && !sim::is_searched(sim::find_schedule_family(choice.name));
 }
 
-
-// The group's parallel degrees as a layout (what the shardings a framework
-// runs depend on).
-models::JobLayout group_degrees(const SearchGroup& group) {
-  models::JobLayout degrees;
-  std::tie(degrees.tp, degrees.cp, degrees.pp, degrees.dp, degrees.ep) =
-      std::tie(group.tp, group.cp, group.pp, group.dp, group.ep);
-  return degrees;
-}
-
-// The optimizer and gradient sharding a group can use over its d x c
-// weight replicas: the request's, or for each framework the search keeps
-// to or tracks (step/framework_support.h) the shardings it runs. No
-// sharding is left out unless asked for or dominated, as exactly as a
-// bound: against ZeRO-1 it holds more state and syncs no faster (an
-// all-reduce moves what a reduce-scatter and an all-gather do, and the
-// optimizer steps the whole model), so a framework that runs ZeRO-1 needs
-// neither no sharding nor, pipelined, ZeRO-2/3 (which sync once per step
-// as ZeRO-1 does and hold more).
-std::vector<models::ZeroStage> zero_choices(const PlanRequest& request, const SearchGroup& group) {
-  // A fixed sharding fixes the axis: it needs replicas to shard over.
-  // ZeRO-2/3 shard over the dense weights' replicas; experts folded apart
-  // from the attention's t (ep x etp != t) have replicas of their own.
-  const bool experts_apart = group.ep * (group.etp > 0 ? group.etp : group.tp) != group.tp;
-  if (request.zero) {
-    const bool shards = *request.zero != models::ZeroStage::kNone;
-    if (shards && group.dp * group.cp <= 1) return {};
-    if (experts_apart && *request.zero >= models::ZeroStage::kGradients) return {};
-    return {*request.zero};
-  }
-  if (group.dp * group.cp <= 1) return {models::ZeroStage::kNone};
-  // Measured passes lack ZeRO-2/3's per-micro-batch collectives.
-  const bool gradients_sharded = !request.profile && !experts_apart;
-  const models::JobLayout degrees = group_degrees(group);
-  std::vector<models::ZeroStage> choices;
-  for (step::Framework framework : searched_frameworks(request)) {
-    const std::vector<models::ZeroStage> runs = step::zero_stages_run(framework, degrees);
-    const bool runs_zero1 = std::find(runs.begin(), runs.end(), models::ZeroStage::kOptimizer) != runs.end();
-    for (models::ZeroStage zero : runs) {
-      const bool sharded = zero >= models::ZeroStage::kGradients;
-      const bool dominated = runs_zero1 && (zero == models::ZeroStage::kNone || (sharded && group.pp > 1));
-      if (!dominated && (!sharded || gradients_sharded)) choices.push_back(zero);
-    }
-  }
-  std::sort(choices.begin(), choices.end());
-  choices.erase(std::unique(choices.begin(), choices.end()), choices.end());
-  return choices;
-}
-
-// Whether zero_choices tried `zero` only for a framework that lacks ZeRO-1.
-bool dominated_sharding(const PlanRequest& request, const SearchGroup& group, models::ZeroStage zero) {
-  if (request.zero || request.framework != step::Framework::kAny || group.dp * group.cp <= 1) return false;
-  return zero == models::ZeroStage::kNone || (zero >= models::ZeroStage::kGradients && group.pp > 1);
-}
 
 constexpr const char* kZeroDominated = "no sharding (ZeRO-1 is as fast and lighter)";
 constexpr const char* kZeroPipelinedDominated =
@@ -230,13 +177,7 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
   std::size_t out_of_memory = 0, per_stage_with_chunks = 0;
   std::map<const char*, std::size_t> not_run;  // by the framework the search keeps to, by reason
   // A sharding ZeRO-1 dominates is tried only for the frameworks without it.
-  step::FrameworkSet without_zero1 = 0;
-  for (const step::FrameworkInfo& info : step::frameworks()) {
-    const std::vector<models::ZeroStage> runs = step::zero_stages_run(info.id, group_degrees(group));
-    if (std::find(runs.begin(), runs.end(), models::ZeroStage::kOptimizer) == runs.end()) {
-      without_zero1 |= step::framework_bit(info.id);
-    }
-  }
+  const step::FrameworkSet without_zero1 = frameworks_without_zero1(group);
   const double tokens = step_tokens(group, request_.seq_len);
   const bool searched_split = !request_.layer_counts && !request_.layout;
   for (std::size_t choice : choices.usable) {
@@ -244,8 +185,7 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
     for (std::size_t l = 0; l < contexts.size(); ++l) {
       const LayerContext& layers = contexts[l];
       const sim::ScheduleFamily& family = *families_[choice];
-      if (layers.shape.zero >= models::ZeroStage::kGradients && group.pp > 1 &&
-          !sim::runs_in_pytorch_pipelining(family)) {  // step::zero_runs_with, the family at hand
+      if (!step::zero_runs_with(layers.shape.zero, group.pp, family)) {
         ++tally.rejected[kZeroWithoutSchedule];
         continue;
       }

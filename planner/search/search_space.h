@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "planner/plan.h"
+#include "planner/search/schedule_sets.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
 
@@ -64,16 +65,6 @@ std::vector<ScheduleChoice> schedule_choices(const PlanRequest& request);
 // to, or with kAny every framework besides kAny's own (so that each one's
 // best is found).
 std::vector<step::Framework> searched_frameworks(const PlanRequest& request);
-// Whether `plan --schedule` names several families: a comma list, or a set
-// ("auto": what the search tries by default and ZBAuto, whose own alias
-// is "searched"; "zero-bubble", "looped", "v-shape"; a family's own name
-// or alias, such as Interleaved1F1B's "interleaved", is that family).
-bool is_schedule_set(std::string_view name);
-// The families a list or set names, each once, in the order given; throws
-// InputError naming an unknown item.
-std::vector<const sim::ScheduleFamily*> schedule_set_families(std::string_view text);
-// "auto, zero-bubble, looped, v-shape".
-std::string schedule_set_names();
 // Recomputation with, for selective, the modules it recomputes.
 struct RecomputeChoice {
   models::Recompute recompute = models::Recompute::kNone;
