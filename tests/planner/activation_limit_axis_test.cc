@@ -10,6 +10,7 @@
 #include "planner/plan_file.h"
 #include "planner/report/plan_replay.h"
 #include "tests/support/plan_request_support.h"
+#include "tests/support/temp_files.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -31,7 +32,7 @@ TEST(ActivationLimitAxis, ALimitedPointReplaysToItsFigures) {
   EXPECT_LT(limited->max_peak_bytes, result.ranked.front().max_peak_bytes);
   EXPECT_FALSE(result.ranked.front().activation_limit.has_value());
 
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / "pipeplan_limit_axis_plan.yaml";
+  const std::filesystem::path path = pipeplan::testing::temp_path("limit_axis_plan.yaml");
   std::ofstream(path) << write_plan_yaml({"llama3-8b", "h100-sxm", 64, 8192, *limited, "", ""});
   const PlanFile read = read_plan_yaml(path.string());
   std::filesystem::remove(path);

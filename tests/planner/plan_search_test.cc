@@ -15,6 +15,7 @@
 #include "planner/plan_file.h"
 #include "planner/report/plan_replay.h"
 #include "tests/support/plan_request_support.h"
+#include "tests/support/temp_files.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -101,7 +102,7 @@ TEST(PlanSearch, RuntimeFlagsApplyWhereTheyCanAndTravelWithThePlan) {
     EXPECT_NEAR(replayed.iteration_time_s, candidate.iteration_time_s, 1e-9 * candidate.iteration_time_s);
   }
   const PlanCandidate& best = result.ranked.front();
-  const std::string path = ::testing::TempDir() + "pipeplan_runtime_plan.yaml";
+  const std::string path = pipeplan::testing::temp_path("runtime_plan.yaml");
   std::ofstream(path) << write_plan_yaml({"llama3-70b", "h100-sxm", 64, 8192, best, "", ""});
   EXPECT_EQ(read_plan_yaml(path).plan.runtime, best.runtime);
   const std::string args = megatron_arguments(best, 64, 8192);
@@ -130,7 +131,7 @@ TEST(PlanSearch, Bf16OptimizerStatesTheBestPlanCannotTakeAreNamed) {
 TEST(PlanSearch, APlanFindsTheFilesItNamesBesideIt) {
   // `plan --hardware myhw.yaml --out dir/plan.yaml`, read from anywhere: the
   // hardware file beside the plan is the one meant; built-in names stay.
-  const std::filesystem::path dir = ::testing::TempDir() + "pipeplan_plan_beside";
+  const std::filesystem::path dir = pipeplan::testing::temp_path("plan_beside");
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "myhw.yaml") << "name: myhw\nbase: h100-sxm\n";
   PlanCandidate plan;

@@ -23,6 +23,7 @@
 #include "planner/search/schedule_context.h"
 #include "planner/search/stage_recompute_split.h"
 #include "tests/support/plan_request_support.h"
+#include "tests/support/temp_files.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -32,7 +33,7 @@ using models::Recompute;
 // Written to a file of its own and read back, as `plan --out` and
 // `simulate --plan` do.
 PlanFile read_back(const std::string& text, const std::string& name) {
-  const std::filesystem::path path = std::filesystem::temp_directory_path() / ("pipeplan_stage_recompute_" + name);
+  const std::filesystem::path path = pipeplan::testing::temp_path("stage_recompute_" + name);
   std::ofstream(path) << text;
   PlanFile file = read_plan_yaml(path.string());
   std::filesystem::remove(path);
