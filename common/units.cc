@@ -181,7 +181,8 @@ std::string format_bytes(double bytes) {
   constexpr std::array<std::string_view, 7> kNames{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = bytes;
   std::size_t unit = 0;
-  while (std::fabs(value) >= 1024.0 && unit + 1 < kNames.size()) {
+  // Stepped up at 1000, not 1024: "0.98 GiB", never a four-digit "1002.00 MiB".
+  while (std::fabs(value) >= 1000.0 && unit + 1 < kNames.size()) {
     value /= 1024.0;
     ++unit;
   }

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "sim/generators/registry.h"
+#include "step/partitioner.h"
 
 namespace pipeplan::step {
 namespace {
@@ -233,6 +234,26 @@ FrameworkSet frameworks_running(const models::JobLayout& layout, const sim::Sche
     if (refusal(info.id, layout, family, seq_len) == nullptr) set |= framework_bit(info.id);
   }
   return set;
+}
+
+// deepspeed/runtime/pipe/module.py (_partition_layers, 'type:' method) weighs
+// each layer 1 where its class matches the regex, 0 elsewhere, and
+// deepspeed/runtime/utils.py partition_balanced splits those weights by a
+// dynamic program keeping the heaviest and lightest parts closest; over
+// L ones padded by zeros it gives the first L mod p stages ceil(L / p)
+// blocks (tests/step/framework_split_test.cc runs that program).
+std::optional<StageSplit> framework_split(Framework framework, int transformer_layers, int stages) {
+  if (framework != Framework::kDeepSpeed || stages <= 1) return std::nullopt;
+  return uniform_split(transformer_layers, stages);
+}
+
+const char* split_refusal(Framework framework, const StageSplit& split) {
+  constexpr const char* kOtherSplit = "a split other than PipelineModule's own (partition_method='type:transformer')";
+  const int blocks = split.layer_count() - 2;
+  if (framework == Framework::kDeepSpeed && split.stages() > blocks) return kOtherSplit;
+  const std::optional<StageSplit> own = framework_split(framework, blocks, split.stages());
+  if (!own || *own == split) return nullptr;
+  return kOtherSplit;
 }
 
 std::vector<ZeroStage> zero_stages_run(Framework framework, const models::JobLayout& layout) {

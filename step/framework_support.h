@@ -12,8 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
 #include "models/job_layout.h"
 #include "sim/generators/registry.h"
+#include "step/stage_split.h"
 
 namespace pipeplan::step {
 
@@ -56,6 +59,19 @@ std::vector<const FrameworkInfo*> frameworks_in(FrameworkSet set);
 // family, when the caller has it at hand (a search asks for every candidate).
 FrameworkSet frameworks_running(const models::JobLayout& layout, int seq_len);
 FrameworkSet frameworks_running(const models::JobLayout& layout, const sim::ScheduleFamily& schedule, int seq_len);
+
+// The split a framework makes itself over `stages` (one chunk per rank), or
+// none where it expresses any split (Megatron's --pipeline-model-parallel-
+// layout, torchtitan's and PyTorch's module lists). DeepSpeed's
+// PipelineModule balances Megatron-DeepSpeed's blocks itself
+// (partition_method='type:transformer'): the first L mod p stages take one
+// block more, the embedding first, the output layer last.
+std::optional<StageSplit> framework_split(Framework framework, int transformer_layers, int stages);
+// The frameworks that make their own split (framework_split's).
+inline constexpr FrameworkSet kSplitsItself = framework_bit(Framework::kDeepSpeed);
+// Why `framework` cannot run a plan split as `split` (its own split
+// differs), or null.
+const char* split_refusal(Framework framework, const StageSplit& split);
 
 // The data-parallel shardings `framework` runs on a layout of these degrees
 // (with d x c > 1): Megatron's distributed optimizer is ZeRO-1, torchtitan's

@@ -13,6 +13,7 @@
 #include "models/recompute.h"
 #include "planner/frameworks/deepspeed_config.h"
 #include "planner/frameworks/megatron_bridge_overrides.h"
+#include "planner/frameworks/plan_refusal.h"
 #include "planner/frameworks/torchtitan_config.h"
 #include "planner/mixed/mixed_search.h"
 #include "planner/report/plan_replay.h"
@@ -48,7 +49,7 @@ std::string infeasible_advice(const PlanCandidate* closest, const PlanRequest& r
 // A framework's config is written only for a plan it runs as planned (the
 // search's own rules): otherwise its figures would not be the plan's.
 void keep_to_what_runs(step::Framework framework, const PlanCandidate& plan, int seq_len, FrameworkConfig& config) {
-  const char* reason = step::framework_refusal(framework, plan, seq_len);
+  const char* reason = plan_refusal(framework, plan, seq_len);
   if (reason == nullptr || config.text.empty()) return;
   const step::FrameworkInfo& info = step::framework_info(framework);
   config.text.clear();

@@ -6,13 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/frameworks/megatron_args.h"
-#include "step/framework_support.h"
+#include "planner/frameworks/plan_refusal.h"
 
 namespace pipeplan::planner {
 
 FrameworkConfig deepspeed_config(const PlanCandidate& plan, int global_batch, int seq_len) {
   FrameworkConfig config;
-  if (const char* reason = step::framework_refusal(step::Framework::kDeepSpeed, plan, seq_len)) {
+  if (const char* reason = plan_refusal(step::Framework::kDeepSpeed, plan, seq_len)) {
     config.refusals.push_back(fmt::format("DeepSpeed v0.16 does not run {}; plan with --framework deepspeed", reason));
     return config;
   }
@@ -28,8 +28,8 @@ FrameworkConfig deepspeed_config(const PlanCandidate& plan, int global_batch, in
   config.text = json.dump(2) + "\n";
   if (plan.pp > 1) {
     config.notes.push_back(fmt::format(
-        "pipeline: deepspeed.pipe.PipelineModule(num_stages={}), whose partition_method balances blocks itself "
-        "(uniform, parameters or type:regex); the planned split is {}",
+        "pipeline: deepspeed.pipe.PipelineModule(num_stages={}, partition_method='type:transformer') "
+        "(Megatron-DeepSpeed's GPTModelPipe), blocks per stage {} as planned",
         plan.pp, fmt::join(plan.split.transformer_layer_counts(), "/")));
   }
   if (plan.tp > 1) {

@@ -10,7 +10,7 @@
 
 namespace pipeplan::planner {
 
-// Refused where DeepSpeed does not run the plan (step::framework_refusal).
+// Refused where DeepSpeed does not run the plan as planned (plan_refusal).
 FrameworkConfig deepspeed_config(const PlanCandidate& plan, int global_batch, int seq_len);
 
 }  // namespace pipeplan::planner

@@ -30,6 +30,16 @@
 namespace pipeplan::planner {
 namespace {
 
+// The frameworks that cannot make the request's own split (a --layers or
+// --layout) over `stages`: those that split a model themselves, unless
+// theirs is the one given.
+step::FrameworkSet refusing_given_split(const PlanRequest& request, int blocks, int stages) {
+  if (stages <= 1 || (!request.layer_counts && !request.layout)) return 0;
+  if (request.layout) return step::kSplitsItself;
+  const step::StageSplit given = step::split_from_counts(*request.layer_counts, blocks);
+  return step::split_refusal(step::Framework::kDeepSpeed, given) != nullptr ? step::kSplitsItself : 0;
+}
+
 constexpr const char* kOutOfMemory = "out of memory";
 constexpr const char* kNoSchedule = "schedule precondition (micro-batches, chunks)";
 constexpr const char* kPerStageWithChunks = "per-stage recompute with several chunks per rank or a searched order";
@@ -193,19 +203,29 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
         ++per_stage_with_chunks;
         continue;
       }
-      // Who runs it: any split is expressed by every framework that runs
-      // the rest (Megatron's layout string, PyTorch's module lists).
+      // Who runs it: a searched split is expressed by every framework that
+      // runs the rest (Megatron's layout string, PyTorch's module lists)
+      // but those that split the model themselves, which run a candidate
+      // of their own on their split.
       PlanCandidate layout = describe_candidate(group, layers.shape, schedules_[choice]);
       if (!layers.stage_variants.empty()) layout.stage_recompute.assign(1, models::Recompute::kFull);
       const bool framework_only = dominated_sharding(request_, group, layers.shape.zero);
       const step::FrameworkSet frameworks =
-          step::frameworks_running(layout, family, request_.seq_len) & (framework_only ? without_zero1 : step::kEveryFramework);
+          step::frameworks_running(layout, family, request_.seq_len) &
+          (framework_only ? without_zero1 : step::kEveryFramework) &
+          ~refusing_given_split(request_, layers.blocks(), outline.schedule.stages);
       if (framework_only && frameworks == 0) {
         ++tally.rejected[layers.shape.zero == models::ZeroStage::kNone ? kZeroDominated : kZeroPipelinedDominated];
         continue;
       }
-      if (request_.framework != step::Framework::kAny && (frameworks & step::framework_bit(request_.framework)) == 0) {
-        ++not_run[step::framework_refusal(request_.framework, layout, request_.seq_len)];
+      const bool kept_to_one = request_.framework != step::Framework::kAny;
+      const step::FrameworkSet kept = kept_to_one ? step::framework_bit(request_.framework) : step::kEveryFramework;
+      const step::FrameworkSet own_split = searched_split && group.pp > 1 && layers.stage_variants.empty()
+                                               ? frameworks & step::kSplitsItself & kept
+                                               : 0;
+      if (kept_to_one && (frameworks & step::framework_bit(request_.framework)) == 0) {
+        const char* reason = step::framework_refusal(request_.framework, layout, request_.seq_len);
+        ++not_run[reason != nullptr ? reason : "a split other than its own"];
         continue;
       }
       // The outline's memory floor is no higher than the schedule's: over
@@ -216,9 +236,22 @@ void CandidateEvaluator::enumerate_group(std::size_t index, std::vector<PendingC
         continue;
       }
       PendingCandidate candidate{index, l, choice, false, std::nullopt, {}, 0};
+      candidate.frameworks = frameworks;
+      if (own_split != 0) {
+        // On the framework's own split; under any framework, only for
+        // that framework's best (the searched split is the top's).
+        PendingCandidate own = candidate;
+        own.framework_split = true;
+        own.framework_only = framework_only || !kept_to_one;
+        own.bounds = split_bounds(index, layers, outline, false);
+        own.tokens_bound = tokens / own.bounds.iteration_time_s;
+        pending.push_back(std::move(own));
+        if (kept_to_one) continue;
+        candidate.frameworks &= ~own_split;
+        if (framework_only && candidate.frameworks == 0) continue;
+      }
       candidate.bounds = split_bounds(index, layers, outline, searched_split);
       candidate.tokens_bound = tokens / candidate.bounds.iteration_time_s;
-      candidate.frameworks = frameworks;
       candidate.framework_only = framework_only;
       pending.push_back(std::move(candidate));
     }
@@ -261,7 +294,7 @@ const char* CandidateEvaluator::schedule(PendingCandidate& pending, bool& unfitt
     const std::optional<step::StageSplit> fastest = fastest_split(pending.group, none, context->schedule.stages);
     if (fastest && stage_memory_max(layers_[pending.group][none], *context, *fastest) <= cap_) return kPerStageNoneFits;
   }
-  const bool searched_split = !request_.layer_counts && !request_.layout;
+  const bool searched_split = !request_.layer_counts && !request_.layout && !pending.framework_split;
   pending.bounds = split_bounds(pending.group, layers, *context, searched_split);
   pending.tokens_bound = step_tokens(group, request_.seq_len) / pending.bounds.iteration_time_s;
   pending.scheduled = true;

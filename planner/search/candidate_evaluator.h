@@ -53,6 +53,9 @@ struct PendingCandidate {
   // A sharding tried only for the frameworks that cannot run the one that
   // dominates it (ZeRO-1): it may be their best, never the top's or the front's.
   bool framework_only = false;
+  // Split as the frameworks that split a model themselves do
+  // (step::framework_split: DeepSpeed's PipelineModule), not searched.
+  bool framework_split = false;
 };
 
 // A candidate the memory partitioner found no split for.

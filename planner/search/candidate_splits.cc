@@ -10,6 +10,7 @@
 #include "planner/search/search_contexts.h"
 #include "planner/search/search_split.h"
 #include "planner/search/stage_recompute_split.h"
+#include "step/framework_support.h"
 
 namespace pipeplan::planner {
 
@@ -36,6 +37,9 @@ void CandidateEvaluator::choose_split(PendingCandidate& pending) const {
       pending.stage_settings = static_cast<std::uint32_t>(stage_settings_.size());
     }
     split = std::move(chosen->split);
+  } else if (pending.framework_split) {
+    // Replayed fitting or not, as a split the user gives.
+    split = step::framework_split(step::Framework::kDeepSpeed, layers.blocks(), context.schedule.stages);
   } else {
     split = partition(layers, context, request_, cap_, fastest);
   }

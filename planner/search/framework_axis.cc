@@ -149,12 +149,33 @@ void check_schedules(const PlanRequest& request) {
                                *request.schedule, info.name, info.version, reason, fmt::join(runs, ", ")));
 }
 
+// A framework that splits the model itself takes no other split: a
+// --layout, --layers other than its own, or another --partition.
+void check_split(const PlanRequest& request, const step::FrameworkInfo& info, int blocks) {
+  if ((step::framework_bit(request.framework) & step::kSplitsItself) == 0) return;
+  std::string option;
+  if (request.layout) option = "--layout " + *request.layout;
+  if (request.layer_counts && request.layer_counts->size() > 1) {
+    const step::StageSplit given = step::split_from_counts(*request.layer_counts, blocks);
+    if (step::split_refusal(request.framework, given) != nullptr) {
+      option = fmt::format("--layers {}", fmt::join(*request.layer_counts, ","));
+    }
+  }
+  if (request.partition == step::PartitionMethod::kTime) option = "--partition time";
+  if (request.partition == step::PartitionMethod::kParameters) option = "--partition parameters";
+  if (option.empty()) return;
+  throw InputError(fmt::format("{}: {} {} splits the blocks itself (PipelineModule, partition_method="
+                               "'type:transformer': the first L mod p stages one block more); drop {}",
+                               option, info.name, info.version, option.substr(0, option.find(' '))));
+}
+
 }  // namespace
 
 void check_framework_choices(const PlanRequest& request) {
   if (request.framework == step::Framework::kAny) return;
   check_schedules(request);
   const step::FrameworkInfo& info = step::framework_info(request.framework);
+  check_split(request, info, request.model.layers);
   for (const FixedChoice& choice : fixed_choices(request)) {
     if (const char* reason = refusal_with(request, choice.apply)) {
       throw InputError(fmt::format("{}: {} {} does not run {}; drop {} or plan with --framework any", choice.option,

@@ -46,6 +46,10 @@ TEST(Units, RejectsBadValuesNamingTheField) {
 TEST(Units, Formats) {
   EXPECT_EQ(format_bytes(512), "512 B");
   EXPECT_EQ(format_bytes(3LL << 30), "3.00 GiB");
+  // Four digits step up to the next unit: 1002 MiB is 0.98 GiB.
+  EXPECT_EQ(format_bytes(1002.0 * (1 << 20)), "0.98 GiB");
+  EXPECT_EQ(format_bytes(999.0 * (1 << 20)), "999.00 MiB");
+  EXPECT_EQ(format_bytes(1000), "0.98 KiB");
   EXPECT_EQ(format_duration(0.0123456), "12.35 ms");
   EXPECT_EQ(format_duration(28.578308), "28.58 s");
   EXPECT_EQ(format_duration(1117.810193), "18.63 min");

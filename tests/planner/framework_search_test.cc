@@ -4,8 +4,8 @@
 // H100s: the open search's best is InterleavedZeroBubble with c = 2),
 // ZeRO-2/3 without a pipeline (Llama 3 8B on 8 H100s) and expert
 // parallelism under pipelining (Mixtral 8x7B on 16 H100s). Invariants:
-// every plan a kept search returns is one the framework runs
-// (step::framework_refusal), and the open search's best for a framework is
+// every plan a kept search returns is one the framework runs, its split
+// included (plan_refusal), and the open search's best for a framework is
 // the kept search's best, figure for figure.
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "planner/frameworks/megatron_args.h"
+#include "planner/frameworks/plan_refusal.h"
 #include "planner/search/plan_search.h"
 #include "planner/search/search_space.h"
 #include "tests/support/megatron_flags.h"
@@ -28,7 +29,7 @@ void expect_kept_to(const PlanSearchResult& result, Framework framework, int seq
   ASSERT_FALSE(result.ranked.empty());
   for (const std::vector<PlanCandidate>* list : {&result.ranked, &result.pareto}) {
     for (const PlanCandidate& plan : *list) {
-      EXPECT_EQ(step::framework_refusal(framework, plan, seq_len), nullptr)
+      EXPECT_EQ(plan_refusal(framework, plan, seq_len), nullptr)
           << step::framework_info(framework).key << ": " << plan.schedule << " v=" << plan.virtual_stages
           << " zero=" << static_cast<int>(plan.zero);
     }
@@ -41,6 +42,9 @@ void expect_tracked_best(const PlanSearchResult& open, const PlanSearchResult& k
   ASSERT_TRUE(tracked.has_value()) << step::framework_info(framework).key;
   EXPECT_NEAR(tracked->tokens_per_s, kept.ranked.front().tokens_per_s, 1e-9 * tracked->tokens_per_s);
   EXPECT_EQ(tracked->max_peak_bytes, kept.ranked.front().max_peak_bytes);
+  if (tracked->pp > 1) {
+    EXPECT_EQ(step::split_refusal(framework, tracked->split), nullptr);
+  }
 }
 
 PlanSearchResult search_within(PlanRequest request, Framework framework) {
@@ -63,6 +67,54 @@ TEST(FrameworkSearch, MegatronAndDeepSpeedGetTheirSchedulesWhereTheOpenBestIsAZe
   }
   const PlanSearchResult deepspeed = search_within(request, Framework::kDeepSpeed);
   for (const PlanCandidate& plan : deepspeed.ranked) EXPECT_EQ(plan.cp, 1);
+  // DeepSpeed's pipelines are split as its PipelineModule splits them; the
+  // open search's own splits are not credited to it.
+  for (const PlanCandidate& plan : deepspeed.ranked) {
+    if (plan.pp > 1) {
+      EXPECT_EQ(plan.split, *step::framework_split(Framework::kDeepSpeed, 80, plan.split.stages()));
+    }
+  }
+  for (const PlanCandidate& plan : open.ranked) {
+    if (plan.pp > 1 && plan.split != *step::framework_split(Framework::kDeepSpeed, 80, plan.split.stages())) {
+      EXPECT_EQ(plan.frameworks & step::framework_bit(Framework::kDeepSpeed), 0);
+    }
+  }
+}
+
+TEST(FrameworkSearch, DeepSpeedTakesNoSplitButItsOwn) {
+  PlanRequest request = testing::plan_request("llama3-8b", "h100-sxm", 16, 32, 4096);
+  request.framework = Framework::kDeepSpeed;
+  request.pp = 4;
+  const auto refused = [&](const std::string& option) {
+    try {
+      search_plans(request, 1);
+      ADD_FAILURE() << option << " was taken";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find(option + ": DeepSpeed v0.16 splits the blocks itself"),
+                std::string::npos)
+          << error.what();
+    }
+  };
+  const PlanSearchResult own = search_plans(request, 1);
+  ASSERT_FALSE(own.ranked.empty());
+  EXPECT_EQ(own.ranked.front().split.transformer_layer_counts(), (std::vector<int>{8, 8, 8, 8}));
+  request.layer_counts = std::vector<int>{7, 9, 9, 7};
+  refused("--layers 7,9,9,7");
+  request.layer_counts = std::vector<int>{8, 8, 8, 8};  // its own: taken
+  EXPECT_FALSE(search_plans(request, 1).ranked.empty());
+  request.layer_counts.reset();
+  request.layout = "Et*8|t*8|t*8|t*8L";
+  refused("--layout Et*8|t*8|t*8|t*8L");
+  request.layout.reset();
+  request.partition = step::PartitionMethod::kTime;
+  refused("--partition time");
+  // Under any framework, a given split other than DeepSpeed's is not DeepSpeed's to run.
+  request.partition = step::PartitionMethod::kMemory;
+  request.framework = Framework::kAny;
+  request.layer_counts = std::vector<int>{7, 9, 9, 7};
+  const PlanSearchResult open = search_plans(request, 5);
+  ASSERT_FALSE(open.ranked.empty());
+  for (const PlanCandidate& plan : open.ranked) EXPECT_EQ(plan.frameworks & step::framework_bit(Framework::kDeepSpeed), 0);
 }
 
 TEST(FrameworkSearch, MegatronShardsNoFurtherThanZeroOneAndTorchtitanUsesFsdp) {
