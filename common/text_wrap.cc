@@ -1,6 +1,7 @@
 #include "common/text_wrap.h"
 
 #include <sstream>
+#include <vector>
 
 namespace pipeplan {
 
@@ -31,6 +32,36 @@ std::string wrap_lines(const std::string& text, std::size_t indent, std::size_t 
     wrapped += line.size() <= width ? line + "\n" : wrap(line, std::string(indent, ' '), width);
   }
   return wrapped;
+}
+
+std::string wrap_command(const std::string& command, const std::string& first_indent, const std::string& indent,
+                         std::size_t width) {
+  // Pieces: a word, or a flag ("-x", "--name") with the value after it.
+  std::istringstream words(command);
+  std::vector<std::string> pieces;
+  for (std::string word; words >> word;) {
+    const bool value = !pieces.empty() && pieces.back().starts_with('-') && pieces.back().find(' ') == std::string::npos &&
+                       !word.starts_with('-');
+    if (value) {
+      pieces.back() += ' ' + word;
+    } else {
+      pieces.push_back(word);
+    }
+  }
+  std::string wrapped, line = first_indent;
+  bool line_has_words = false;
+  for (const std::string& piece : pieces) {
+    // Room for the piece and the " \\" that would follow it.
+    if (line_has_words && line.size() + 1 + piece.size() + 2 > width) {
+      wrapped += line + " \\\n";
+      line = indent;
+      line_has_words = false;
+    }
+    if (line_has_words) line += ' ';
+    line += piece;
+    line_has_words = true;
+  }
+  return wrapped + line + "\n";
 }
 
 std::string clip(const std::string& text, std::size_t width) {

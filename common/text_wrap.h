@@ -16,6 +16,12 @@ std::string wrap(const std::string& text, const std::string& indent, std::size_t
 // Each line of `text` wrapped so, its continuation indented by `indent`
 // columns.
 std::string wrap_lines(const std::string& text, std::size_t indent, std::size_t width = kTextWidth);
+// A shell command (one line) as lines of at most `width` columns that still
+// paste as one: each break is " \\" and a newline, each continuation starts
+// with `indent`; a flag keeps its value beside it. The first line starts
+// with `first_indent`; ends in a newline.
+std::string wrap_command(const std::string& command, const std::string& first_indent, const std::string& indent,
+                         std::size_t width = kTextWidth);
 // `text` cut at `width` columns, ending in "..." where cut.
 std::string clip(const std::string& text, std::size_t width = kTextWidth);
 

@@ -282,18 +282,9 @@ std::string run_lines(const PlanReport& report) {
   }
   const bool asked = report.framework == step::Framework::kMegatronLm || report.framework == step::Framework::kAny;
   if (megatron && asked) {
-    text += "Megatron-LM arguments:\n";
-    std::istringstream words(megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config));
-    std::string line = " ";
-    for (std::string word; words >> word;) {
-      // A flag starts a new piece; its value stays beside it.
-      if (line.size() + word.size() + 1 > kWidth - 2) {
-        text += line + " \\\n";
-        line = "   ";
-      }
-      line += " " + word;
-    }
-    text += line + "\n";
+    text += "Megatron-LM arguments:\n" +
+            wrap_command(megatron_arguments(plan, report.global_batch, report.seq_len, &report.model_config), "  ",
+                         "    ", kWidth);
   }
   const auto config = [&](const char* title, const FrameworkConfig& written, const char* option) {
     if (written.text.empty()) return fmt::format("{}: not written: {}\n", title, clip(fmt::format("{}", fmt::join(written.refusals, "; ")), 90));

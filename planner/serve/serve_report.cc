@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "common/text_wrap.h"
 #include "common/units.h"
 #include "planner/serve/serve_args.h"
 
@@ -130,8 +131,9 @@ std::string serve_text(const ServeOptions& options, const ServePlan& plan) {
                       "pipeline bubble {:.1f} %\n",
                       100 * s.kv_mean_use, 100 * s.kv_peak_use, s.preemptions, s.mean_batch_tokens, 100 * s.bubble);
   const ServeCommands commands = serve_commands(options, best);
-  text += fmt::format("\nrun it:\n  {}\n  {}\n  {}{}\n", commands.vllm, commands.sglang, commands.trtllm,
-                      commands.trtllm_note.empty() ? "" : fmt::format("\n  ({})", commands.trtllm_note));
+  text += "\nrun it:\n" + wrap_command(commands.vllm, "  ", "      ") + wrap_command(commands.sglang, "  ", "      ") +
+          wrap_command(commands.trtllm, "  ", "      ");
+  if (!commands.trtllm_note.empty()) text += wrap("  (" + commands.trtllm_note + ")", "   ");
   text += "assumed: no host time between steps (CUDA graphs, an overlapped scheduler); even layer split (vLLM's)\n";
   return text;
 }
