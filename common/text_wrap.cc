@@ -4,25 +4,37 @@
 #include <vector>
 
 namespace pipeplan {
+namespace {
 
-std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
-  // The line's own indent is kept; words are what follows it.
-  const std::size_t first_word = text.find_first_not_of(' ');
-  std::string line = text.substr(0, first_word == std::string::npos ? text.size() : first_word);
-  std::istringstream words(first_word == std::string::npos ? "" : text.substr(first_word));
-  std::string wrapped;
+// `pieces` laid out after `first` in lines of at most `width` columns (a
+// piece longer stays whole), each break `mark` and a newline, each
+// continuation starting with `indent`; ends in a newline.
+std::string lay_out(const std::vector<std::string>& pieces, std::string first, const std::string& indent,
+                    std::size_t width, const std::string& mark) {
+  std::string wrapped, line = std::move(first);
   bool line_has_words = false;
-  for (std::string word; words >> word;) {
-    if (line_has_words && line.size() + 1 + word.size() > width) {
-      wrapped += line + "\n";
+  for (const std::string& piece : pieces) {
+    if (line_has_words && line.size() + 1 + piece.size() + mark.size() > width) {
+      wrapped += line + mark + "\n";
       line = indent;
       line_has_words = false;
     }
     if (line_has_words) line += ' ';
-    line += word;
+    line += piece;
     line_has_words = true;
   }
   return wrapped + line + "\n";
+}
+
+}  // namespace
+
+std::string wrap(const std::string& text, const std::string& indent, std::size_t width) {
+  // The line's own indent is kept; words are what follows it.
+  const std::size_t first_word = text.find_first_not_of(' ');
+  std::istringstream words(first_word == std::string::npos ? "" : text.substr(first_word));
+  std::vector<std::string> pieces;
+  for (std::string word; words >> word;) pieces.push_back(word);
+  return lay_out(pieces, text.substr(0, first_word == std::string::npos ? text.size() : first_word), indent, width, "");
 }
 
 std::string wrap_lines(const std::string& text, std::size_t indent, std::size_t width) {
@@ -48,20 +60,7 @@ std::string wrap_command(const std::string& command, const std::string& first_in
       pieces.push_back(word);
     }
   }
-  std::string wrapped, line = first_indent;
-  bool line_has_words = false;
-  for (const std::string& piece : pieces) {
-    // Room for the piece and the " \\" that would follow it.
-    if (line_has_words && line.size() + 1 + piece.size() + 2 > width) {
-      wrapped += line + " \\\n";
-      line = indent;
-      line_has_words = false;
-    }
-    if (line_has_words) line += ' ';
-    line += piece;
-    line_has_words = true;
-  }
-  return wrapped + line + "\n";
+  return lay_out(pieces, first_indent, indent, width, " \\");
 }
 
 std::string clip(const std::string& text, std::size_t width) {

@@ -9,15 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/text_lines.h"
+
 namespace pipeplan {
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream input(text);
-  for (std::string line; std::getline(input, line);) lines.push_back(line);
-  return lines;
-}
+using pipeplan::testing::lines_of;
 
 // The words of `text` with each line's " \\" continuation dropped.
 std::string words_of(const std::string& text) {

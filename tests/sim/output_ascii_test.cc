@@ -9,6 +9,7 @@
 #include "sim/generators/registry.h"
 #include "sim/output/ascii_gantt.h"
 #include "tests/support/sim_test_support.h"
+#include "tests/support/text_lines.h"
 
 namespace pipeplan::sim {
 namespace {
@@ -21,12 +22,7 @@ SimulationReport run(const char* name, int ranks, int microbatches, bool timelin
                                    options);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) lines.push_back(line);
-  return lines;
-}
+using pipeplan::testing::lines_of;
 
 // The part of a rank line between the bars.
 std::string cells_of(const std::string& line) {
