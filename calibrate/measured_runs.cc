@@ -41,6 +41,8 @@ class RunReader {
                 "overlap_param_gather",
                 "grad_reduce_in_bf16",
                 "tp_comm_overlap",
+                "optimizer_states_in_bf16",
+                "master_weights_in_bf16",
                 "precision",
                 "step_time",
                 "mfu",
@@ -84,6 +86,8 @@ class RunReader {
     run.job.runtime.overlap_param_gather = flag("overlap_param_gather");
     run.job.runtime.grad_reduce_in_bf16 = flag("grad_reduce_in_bf16");
     run.job.runtime.tp_comm_overlap = flag("tp_comm_overlap");
+    run.job.runtime.optimizer_states_in_bf16 = flag("optimizer_states_in_bf16");
+    run.job.runtime.master_weights_in_bf16 = flag("master_weights_in_bf16");
     if (node_["precision"]) {
       const std::string precision = text("precision");
       if (precision != "bf16" && precision != "fp8") fail("precision", "must be bf16 or fp8");

@@ -98,7 +98,8 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
                             std::pair{"grad-reduce-in-bf16", &flags.grad_reduce_in_bf16},
                             std::pair{"moe-a2a-overlap", &flags.moe_a2a_overlap},
                             std::pair{"tp-comm-overlap", &flags.tp_comm_overlap},
-                            std::pair{"optimizer-states-in-bf16", &flags.optimizer_states_in_bf16}}) {
+                            std::pair{"optimizer-states-in-bf16", &flags.optimizer_states_in_bf16},
+                            std::pair{"master-weights-in-bf16", &flags.master_weights_in_bf16}}) {
     command.add_flag(fmt::format("--{},!--no-{}", name, name), *flag, layout_help(name));
   }
 }
@@ -127,6 +128,10 @@ void check_overlap_flags(const models::TrainingShape& shape) {
   if (shape.runtime.optimizer_states_in_bf16 && shape.zero != models::ZeroStage::kOptimizer) {
     throw InputError("--optimizer-states-in-bf16 runs inside Megatron's distributed optimizer only (its "
                      "OptimizerConfig asserts so): give --zero 1 with it");
+  }
+  if (shape.runtime.master_weights_in_bf16 && shape.zero != models::ZeroStage::kOptimizer) {
+    throw InputError("--master-weights-in-bf16 is a distributed optimizer's setting (NeMo's distributed_fused_adam): "
+                     "give --zero 1 with it");
   }
   if (shape.runtime.overlap_param_gather && !shape.runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");

@@ -93,9 +93,13 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
     throw InputError("--overlap-grad-reduce / --overlap-param-gather hide data-parallel communication: with one "
                      "data-parallel rank there is none; drop them");
   }
-  if (runtime.optimizer_states_in_bf16 && (one_replica || options.gpus == 1 || options.zero.value_or(1) != 1)) {
-    throw InputError("--optimizer-states-in-bf16 runs inside Megatron's distributed optimizer only: it needs "
-                     "--zero 1 (or --zero left to the search) and more than one data-parallel rank");
+  for (const auto& [flag, option] : {std::pair{runtime.optimizer_states_in_bf16, "--optimizer-states-in-bf16"},
+                                     std::pair{runtime.master_weights_in_bf16, "--master-weights-in-bf16"}}) {
+    if (flag && (one_replica || options.gpus == 1 || options.zero.value_or(1) != 1)) {
+      throw InputError(fmt::format("{} runs inside a distributed optimizer only: it needs --zero 1 (or --zero left "
+                                   "to the search) and more than one data-parallel rank",
+                                   option));
+    }
   }
   if (runtime.overlap_param_gather && !runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");

@@ -61,6 +61,12 @@ struct RuntimeFlags {
   // bytes of optimizer state a parameter, not 12). Megatron runs it inside
   // its distributed optimizer only (OptimizerConfig asserts so).
   bool optimizer_states_in_bf16 = false;
+  // The optimizer's master copy of the weights in bf16 instead of fp32 (2
+  // bytes a parameter for 4): NeMo's distributed_fused_adam with optim.dtype
+  // bf16 (Apex DistributedFusedAdam keeps its params_shard, exp_avg and
+  // exp_avg_sq shards in that dtype), which with the moments in bf16 holds 6
+  // bytes of optimizer state a parameter. Inside a distributed optimizer only.
+  bool master_weights_in_bf16 = false;
   friend bool operator==(const RuntimeFlags&, const RuntimeFlags&) = default;
 };
 

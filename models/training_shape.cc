@@ -12,6 +12,7 @@ void TrainingShape::apply(const RuntimeFlags& flags) {
   runtime.overlap_param_gather = flags.overlap_param_gather && runtime.overlap_grad_reduce && shards_once_per_step();
   runtime.tp_comm_overlap = flags.tp_comm_overlap && sequence_parallel && tp > 1;
   runtime.optimizer_states_in_bf16 = flags.optimizer_states_in_bf16 && zero == ZeroStage::kOptimizer;
+  runtime.master_weights_in_bf16 = flags.master_weights_in_bf16 && zero == ZeroStage::kOptimizer;
 }
 
 TrainingShape shape_of(const JobLayout& layout, int seq_len) {

@@ -13,8 +13,8 @@ constexpr double kOptimizerBytes = 12;
 }  // namespace
 
 double optimizer_bytes_per_param(const RuntimeFlags& runtime) {
-  // The fp32 master weights stay; each moment goes from 4 bytes to 2.
-  return runtime.optimizer_states_in_bf16 ? kOptimizerBytes - 4 : kOptimizerBytes;
+  // Each moment in bf16 goes from 4 bytes to 2, and so do the master weights.
+  return kOptimizerBytes - (runtime.optimizer_states_in_bf16 ? 4 : 0) - (runtime.master_weights_in_bf16 ? 2 : 0);
 }
 
 StateBytes state_bytes_per_param(ZeroStage zero, int dp, double gradient_bytes, double optimizer_bytes) {

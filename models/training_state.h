@@ -18,7 +18,8 @@ struct StateBytes {
 };
 
 // Adam's state a parameter: fp32 master weights and two moments, 12 bytes;
-// 8 with the moments in bf16 (RuntimeFlags::optimizer_states_in_bf16).
+// 8 with the moments in bf16 (RuntimeFlags::optimizer_states_in_bf16), 2
+// fewer with the master weights in bf16 (master_weights_in_bf16).
 double optimizer_bytes_per_param(const RuntimeFlags& runtime);
 
 // `gradient_bytes`: 4 (fp32 gradient buffers, Megatron's default) or 2

@@ -51,7 +51,8 @@ bool pytorch_rounds_divide(const models::JobLayout& layout, std::string_view fam
 // (microbatch_group_size_per_vp_stage) must divide m. One recomputation
 // for every stage (--recompute-granularity), run inside the backward; the
 // distributed optimizer (megatron/core/optimizer/distrib_optimizer.py) is
-// ZeRO-1. Megatron-Bridge configures the same core.
+// ZeRO-1, with fp32 master weights (--main-params-dtype takes fp32 or
+// fp16). Megatron-Bridge configures the same core.
 const char* megatron_core_refusal(const models::JobLayout& layout, const sim::ScheduleFamily& schedule) {
   const int v = chunks_per_rank(layout, schedule);
   if (layout.pp > 1) {
@@ -65,6 +66,7 @@ const char* megatron_core_refusal(const models::JobLayout& layout, const sim::Sc
   if (layout.zero >= ZeroStage::kGradients) return "ZeRO-2/3 (its distributed optimizer is ZeRO-1)";
   if (!layout.stage_recompute.empty()) return "recomputation chosen per stage";
   if (layout.recompute_in_bubbles) return "recomputation in the bubbles";
+  if (layout.runtime.master_weights_in_bf16) return "master weights in bf16";
   return nullptr;
 }
 
@@ -119,6 +121,7 @@ const char* torchtitan_refusal(const models::JobLayout& layout, const sim::Sched
   if (layout.runtime.moe_a2a_overlap && family.name != "DualPipeV") return "the all-to-all overlap outside DualPipeV";
   if (layout.runtime.grad_reduce_in_bf16) return "gradients reduced in bf16";
   if (layout.runtime.optimizer_states_in_bf16) return "Adam's moments in bf16";
+  if (layout.runtime.master_weights_in_bf16) return "master weights in bf16";
   if (layout.runtime.tp_comm_overlap && layout.pp > 1 && family.splits_backward) {
     return "async tensor parallelism with a split backward";
   }
@@ -152,6 +155,7 @@ const char* deepspeed_refusal(const models::JobLayout& layout, const sim::Schedu
   if (layout.runtime.tp_comm_overlap) return "tensor-parallel communication overlap";
   if (layout.runtime.moe_a2a_overlap) return "the all-to-all overlap";
   if (layout.runtime.optimizer_states_in_bf16) return "Adam's moments in bf16";
+  if (layout.runtime.master_weights_in_bf16) return "master weights in bf16";
   return nullptr;
 }
 

@@ -283,6 +283,9 @@ void add_runtime_warnings(const PlanRequest& request, const PlanCandidate& best,
        fmt::format("--optimizer-states-in-bf16 (it runs in Megatron's distributed optimizer, ZeRO-1; the best plan "
                    "has ZeRO-{})",
                    static_cast<int>(best.zero))},
+      {asked.master_weights_in_bf16, best.runtime.master_weights_in_bf16,
+       fmt::format("--master-weights-in-bf16 (it runs in a distributed optimizer, ZeRO-1; the best plan has ZeRO-{})",
+                   static_cast<int>(best.zero))},
       {asked.moe_a2a_overlap, best.runtime.moe_a2a_overlap,
        fmt::format(
            "--moe-a2a-overlap (it pairs Interleaved1F1B's passes with v >= 2; the best plan runs {} with v = {})",
