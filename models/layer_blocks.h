@@ -73,6 +73,21 @@ struct BlockCost {
   double norm_traffic_whole = 0;
   std::int64_t activation_split = 0;
   double activation_traffic_split = 0;
+
+  // Megatron's whole-module recomputation (mlp on a dense MLP, moe on a
+  // mixture of experts): the module keeps its input (the pre-norm's output)
+  // and drops the rest of what it stores, per token, re-running its GEMMs
+  // (all of `gemms`), its elementwise bytes and its collectives in the
+  // backward. shared_experts alike for the shared experts alone, whose two
+  // GEMMs end `gemms`.
+  bool routed = false;  // a mixture of experts, not a dense MLP
+  std::int64_t module_whole = 0;
+  std::int64_t module_split = 0;
+  double module_traffic_whole = 0;
+  double module_traffic_split = 0;
+  std::int64_t shared_split = 0;
+  double shared_traffic_split = 0;
+  std::size_t shared_gemms = 0;
 };
 
 // Which side of a linear layer's weight the tensor-parallel ranks split:

@@ -108,11 +108,10 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
   check_sizes(model, shape);
   require(model.heads % model.kv_heads == 0, "model '{}': kv_heads ({}) must divide heads ({})", name, model.kv_heads,
           model.heads);
-  require(shape.recompute != Recompute::kSelective || (shape.recompute_modules & kMoeActivation) == 0 ||
-              model.moe.enabled(),
-          "--recompute-modules moe_act recomputes routed experts' activations, and model '{}' has no experts; "
-          "drop moe_act",
-          name);
+  if (shape.recompute == Recompute::kSelective) {
+    const std::string refusal = recompute_modules_refusal(model, shape.recompute_modules);
+    require(refusal.empty(), "{}", refusal);
+  }
   if (model.moe.enabled()) {
     const MoeConfig& moe = model.moe;
     require(moe.top_k >= 1 && moe.top_k <= moe.experts,
@@ -174,6 +173,20 @@ std::vector<CollectiveWork> conjugate(std::vector<CollectiveWork> collectives) {
   return collectives;
 }
 
+// The tensor-parallel collectives of `calls` halves of a block. Megatron:
+// one collective after attention and one after the MLP, each of the whole
+// b x s x h tensor; with sequence parallelism each becomes an all-gather +
+// reduce-scatter pair of the same payload (Korthikanti et al. 2022 Sec.
+// 4.2.2).
+std::vector<CollectiveWork> tensor_parallel_collectives(const ModelConfig& model, const RankShape& shape, double calls) {
+  if (shape.tp <= 1 || calls <= 0) return {};
+  const double payload = static_cast<double>(shape.tokens) * model.hidden * static_cast<double>(shape.element);
+  if (shape.sequence_parallel) {
+    return {{CollectiveKind::kAllGather, payload, calls}, {CollectiveKind::kReduceScatter, payload, calls}};
+  }
+  return {{CollectiveKind::kAllReduce, payload, calls}};
+}
+
 // Forward work of a block made of `attention` then `mlp`.
 PassWork block_forward(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,
                        const RankShape& shape) {
@@ -186,20 +199,7 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   const double whole = attention.traffic_whole + mlp.traffic_whole;
   pass.memory_bytes = tokens * (shape.sequence_parallel ? whole / shape.tp : whole) +
                       tokens * (attention.traffic_split + mlp.traffic_split) + attention.traffic_scores;
-  const double calls = attention.tp_collectives + mlp.tp_collectives;
-  if (shape.tp > 1 && calls > 0) {
-    // Megatron: one collective after attention and one after the MLP, each
-    // of the whole b x s x h tensor; with sequence parallelism each becomes
-    // an all-gather + reduce-scatter pair of the same payload (Korthikanti et
-    // al. 2022 Sec. 4.2.2).
-    const double payload = tokens * model.hidden * static_cast<double>(shape.element);
-    if (shape.sequence_parallel) {
-      pass.collectives = {{CollectiveKind::kAllGather, payload, calls},
-                          {CollectiveKind::kReduceScatter, payload, calls}};
-    } else {
-      pass.collectives = {{CollectiveKind::kAllReduce, payload, calls}};
-    }
-  }
+  pass.collectives = tensor_parallel_collectives(model, shape, attention.tp_collectives + mlp.tp_collectives);
   pass.expert_collectives = mlp.expert_collectives;
   return pass;
 }
@@ -210,7 +210,11 @@ std::int64_t dropped_bytes(const BlockCost& attention, const BlockCost& mlp, con
   std::int64_t dropped = 0;
   if ((modules & kCoreAttention) != 0) dropped += attention.stored_scores;
   if ((modules & kLayerNorm) != 0) dropped += shape.whole(attention.norm_output_whole + mlp.norm_output_whole);
+  const unsigned whole_module = mlp.routed ? kMoe : kMlp;
+  if ((modules & whole_module) != 0) return dropped + shape.whole(mlp.module_whole) + shape.tokens * mlp.module_split;
+  if (!mlp.routed) return dropped;
   if ((modules & kMoeActivation) != 0) dropped += shape.tokens * mlp.activation_split;
+  if ((modules & kSharedExperts) != 0) dropped += shape.tokens * mlp.shared_split;
   return dropped;
 }
 
@@ -257,9 +261,40 @@ void add_fp8_casts(LayerCost& layer) {
   }
 }
 
+// The MLP half's selective recomputation: a whole module (mlp, moe) with
+// its GEMMs, elementwise bytes and collectives, else the shared experts and
+// the routed experts' activation as named.
+void add_module_recompute(LayerCost& layer, const BlockCost& mlp, const ModelConfig& model, const RankShape& shape,
+                          unsigned modules) {
+  PassWork& redo = layer.recompute;
+  const double tokens = static_cast<double>(shape.tokens);
+  const auto rerun = [&](std::size_t first_gemm, double calls) {
+    for (std::size_t g = first_gemm; g < mlp.gemms.size(); ++g) {
+      redo.gemms.push_back(mlp.gemms[g]);
+      layer.recompute_flops += mlp.gemms[g].flops() * mlp.gemms[g].count;
+    }
+    const std::vector<CollectiveWork> calls_made = tensor_parallel_collectives(model, shape, calls);
+    redo.collectives.insert(redo.collectives.end(), calls_made.begin(), calls_made.end());
+  };
+  if ((modules & (mlp.routed ? kMoe : kMlp)) != 0) {
+    rerun(0, mlp.tp_collectives);
+    const double whole = shape.sequence_parallel ? mlp.module_traffic_whole / shape.tp : mlp.module_traffic_whole;
+    redo.memory_bytes += tokens * (whole + mlp.module_traffic_split);
+    redo.expert_collectives.insert(redo.expert_collectives.end(), mlp.expert_collectives.begin(),
+                                   mlp.expert_collectives.end());
+    return;
+  }
+  if (!mlp.routed) return;
+  if ((modules & kSharedExperts) != 0 && mlp.shared_gemms > 0) {
+    rerun(mlp.gemms.size() - mlp.shared_gemms, mlp.tp_collectives);
+    redo.memory_bytes += tokens * mlp.shared_traffic_split;
+  }
+  if ((modules & kMoeActivation) != 0) redo.memory_bytes += tokens * mlp.activation_traffic_split;
+}
+
 // Adds the recomputed forward to the input-gradient pass.
-void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const RankShape& shape,
-                   Recompute recompute, unsigned modules) {
+void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const ModelConfig& model,
+                   const RankShape& shape, Recompute recompute, unsigned modules) {
   PassWork& redo = layer.recompute;
   const PassWork& forward = layer.forward;
   if (recompute == Recompute::kSelective) {
@@ -273,7 +308,7 @@ void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost
       const double norms = attention.norm_traffic_whole + mlp.norm_traffic_whole;
       redo.memory_bytes += tokens * (shape.sequence_parallel ? norms / shape.tp : norms);
     }
-    if ((modules & kMoeActivation) != 0) redo.memory_bytes += tokens * mlp.activation_traffic_split;
+    add_module_recompute(layer, mlp, model, shape, modules);
   } else if (recompute == Recompute::kFull) {
     redo = forward;
     redo.shard_collectives.clear();  // the gathered weights are still there
@@ -321,7 +356,7 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   // Context parallelism's backward holds two K,V blocks and two dK,dV
   // blocks of the ring in flight.
   for (const AttentionWork& core : layer.forward.attention) layer.working_bytes += static_cast<std::int64_t>(4 * core.exchange_bytes);
-  add_recompute(layer, attention, mlp, shape, recompute, modules);
+  add_recompute(layer, attention, mlp, model, shape, recompute, modules);
   layer.output_bytes = shape.split(shape.tokens * model.hidden * shape.element);
   return layer;
 }

@@ -69,6 +69,9 @@ BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape) {
   block.wgrad_whole += 2 * e * h;
   block.wgrad_split += e * (rank.up_width + ffn_rank);
   block.traffic_split += static_cast<double>(e * rank.act_traffic * ffn_rank);
+  // mlp keeps fc1's input (the pre-norm's output) and drops the ffn-wide tensors.
+  block.module_split = block.stored_split;
+  block.module_traffic_split = block.traffic_split;
   add_norm_and_residual(block, model, shape);
   return block;
 }
@@ -154,6 +157,17 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   block.traffic_whole += 8.0 * moe.experts + routed_whole * 4 * e * h;
   block.traffic_split += pairs * e * expert_rank.act_traffic * ffn_expert +
                          static_cast<double>(shared * e * shared_rank.act_traffic * ffn_shared);
+  // moe keeps the router's input and drops the routing probabilities, each
+  // routed pair's copies and every expert's tensors; shared_experts the
+  // shared experts' tensors alone.
+  block.routed = true;
+  block.module_whole = block.stored_whole - e * h;
+  block.module_split = block.stored_split;
+  block.module_traffic_whole = block.traffic_whole;
+  block.module_traffic_split = block.traffic_split;
+  block.shared_split = shared * e * shared_rank.stored_tensors * ffn_shared;
+  block.shared_traffic_split = static_cast<double>(shared * e * shared_rank.act_traffic * ffn_shared);
+  block.shared_gemms = shared > 0 ? 2 : 0;
   if (dispatched) {
     // Shared experts run on every token, gathered over t like a dense MLP.
     block.tp_collectives = shared > 0 ? 1 : 0;

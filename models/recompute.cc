@@ -15,10 +15,15 @@
 namespace pipeplan::models {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, unsigned>, 3> kModules{
-    {{"core_attn", kCoreAttention}, {"moe_act", kMoeActivation}, {"layernorm", kLayerNorm}}};
+constexpr std::array<std::pair<std::string_view, unsigned>, 6> kModules{{{"core_attn", kCoreAttention},
+                                                                         {"moe_act", kMoeActivation},
+                                                                         {"layernorm", kLayerNorm},
+                                                                         {"mlp", kMlp},
+                                                                         {"moe", kMoe},
+                                                                         {"shared_experts", kSharedExperts}}};
+constexpr std::string_view kModuleNames = "core_attn, moe_act, layernorm, mlp, moe or shared_experts";
 // Megatron's modules that are not priced here.
-constexpr std::array<std::string_view, 4> kUnpriced{"mlp", "moe", "shared_experts", "mla_up_proj"};
+constexpr std::array<std::string_view, 1> kUnpriced{"mla_up_proj"};
 
 }  // namespace
 
@@ -64,22 +69,41 @@ unsigned parse_recompute_modules(std::string_view text, std::string_view field) 
     if (bit == 0) {
       for (std::string_view unpriced : kUnpriced) {
         if (name == unpriced) {
-          throw InputError(
-              fmt::format("{} {}: Megatron's module is not priced here; use core_attn, moe_act or "
-                          "layernorm, or --recompute full",
-                          field, name));
+          throw InputError(fmt::format("{} {}: Megatron's module is not priced here; use {}, or --recompute full",
+                                       field, name, kModuleNames));
         }
       }
       throw InputError(
-          fmt::format("{} {}: not a recompute module; use core_attn, moe_act or layernorm", field, quoted_input(name)));
+          fmt::format("{} {}: not a recompute module; use {}", field, quoted_input(name), kModuleNames));
     }
     if ((modules & bit) != 0) throw InputError(fmt::format("{}: {} is named twice", field, name));
     modules |= bit;
   }
   if (modules == 0) {
-    throw InputError(fmt::format("{} is empty: name core_attn, moe_act or layernorm (e.g. moe_act,layernorm)", field));
+    throw InputError(fmt::format("{} is empty: name {} (e.g. moe_act,layernorm)", field, kModuleNames));
   }
   return modules;
+}
+
+std::string recompute_modules_refusal(const ModelConfig& model, unsigned modules) {
+  const MoeConfig& moe = model.moe;
+  // What each module needs: experts, shared experts, a dense layer.
+  const bool dense_layer = !moe.enabled() || moe.dense_layers > 0;
+  const std::pair<unsigned, bool> has[] = {{kCoreAttention, true},
+                                           {kLayerNorm, true},
+                                           {kMoeActivation, moe.enabled()},
+                                           {kMoe, moe.enabled()},
+                                           {kSharedExperts, moe.enabled() && moe.shared_experts > 0},
+                                           {kMlp, dense_layer}};
+  unsigned lacking = 0, present = 0;
+  for (const auto& [bit, there] : has) (there ? present : lacking) |= bit;
+  if ((modules & lacking) == 0) return "";
+  const std::string what = !moe.enabled()           ? "has no experts"
+                           : (modules & kMlp) != 0 && !dense_layer ? "has experts on every layer (no dense MLP)"
+                                                                    : "has no shared experts";
+  return fmt::format("--recompute-modules {}: model '{}' {}; its modules are {}",
+                     recompute_modules_name(modules & lacking), model.name, what,
+                     recompute_modules_name(present, ", "));
 }
 
 std::string recompute_modules_name(unsigned modules, std::string_view separator) {

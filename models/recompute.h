@@ -19,6 +19,10 @@ enum RecomputeModule : unsigned {
   kCoreAttention = 1u << 0,  // core_attn: the attention core (its scores or softmax statistics)
   kMoeActivation = 1u << 1,  // moe_act: the routed experts' activation output
   kLayerNorm = 1u << 2,      // layernorm: both pre-norms' outputs
+  // Whole modules, kept by their input and run again in the backward:
+  kMlp = 1u << 3,            // mlp: a dense layer's MLP (Megatron skips it on expert layers)
+  kMoe = 1u << 4,            // moe: an expert layer's whole mixture (router, dispatch, experts, combine)
+  kSharedExperts = 1u << 5,  // shared_experts: the shared experts of an expert layer
 };
 // Megatron's default with --recompute-granularity selective.
 constexpr unsigned kDefaultRecomputeModules = kCoreAttention;
@@ -34,9 +38,13 @@ std::string_view recompute_name(Recompute recompute);
 
 // Megatron's names, separated by commas or spaces ("moe_act,layernorm").
 // Throws InputError naming `field` for an empty list, a repeated name, a
-// module Megatron has that the cost model does not price (mlp, moe,
-// shared_experts, mla_up_proj), or an unknown one.
+// module Megatron has that the cost model does not price (mla_up_proj), or
+// an unknown one.
 unsigned parse_recompute_modules(std::string_view text, std::string_view field = "--recompute-modules");
+// Why `model` has none of what `modules` recomputes (moe_act on a dense
+// model, mlp where every layer has experts...), naming the modules it has,
+// or empty.
+std::string recompute_modules_refusal(const ModelConfig& model, unsigned modules);
 // In Megatron's order: "core_attn,moe_act,layernorm".
 std::string recompute_modules_name(unsigned modules, std::string_view separator = ",");
 // What outputs show: "none", "full", "selective" (the default modules) or

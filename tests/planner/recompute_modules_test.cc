@@ -33,14 +33,16 @@ TEST(RecomputeModules, ParsesMegatronsNamesInAnyOrder) {
   EXPECT_EQ(parse_recompute_modules("layernorm,moe_act"), kLayerNorm | kMoeActivation);
   EXPECT_EQ(parse_recompute_modules("moe_act layernorm"), kLayerNorm | kMoeActivation);  // Megatron's spelling
   EXPECT_EQ(recompute_modules_name(kLayerNorm | kMoeActivation | kCoreAttention), "core_attn,moe_act,layernorm");
+  EXPECT_EQ(parse_recompute_modules("layernorm moe"), kLayerNorm | kMoe);
+  EXPECT_EQ(parse_recompute_modules("shared_experts,mlp"), kMlp | kSharedExperts);
+  EXPECT_EQ(recompute_modules_name(kMlp | kMoe | kSharedExperts), "mlp,moe,shared_experts");
   EXPECT_EQ(recompute_label(Recompute::kSelective, kDefaultRecomputeModules), "selective");
   EXPECT_EQ(recompute_label(Recompute::kSelective, kMoeActivation), "selective:moe_act");
   EXPECT_EQ(recompute_label(Recompute::kFull, kMoeActivation), "full");
 }
 
 TEST(RecomputeModules, RefusesUnknownUnpricedRepeatedAndEmpty) {
-  EXPECT_NE(parse_error("mlp").find("not priced here"), std::string::npos) << parse_error("mlp");
-  EXPECT_NE(parse_error("shared_experts").find("not priced here"), std::string::npos);
+  EXPECT_NE(parse_error("mla_up_proj").find("not priced here"), std::string::npos) << parse_error("mla_up_proj");
   EXPECT_NE(parse_error("attn").find("'attn': not a recompute module"), std::string::npos) << parse_error("attn");
   EXPECT_NE(parse_error("moe_act,moe_act").find("named twice"), std::string::npos);
   EXPECT_NE(parse_error(",").find("an empty module name"), std::string::npos);
@@ -100,6 +102,92 @@ TEST(RecomputeModules, MoeActDropsEachRoutedPairsActivationOutput) {
   // A dense model has no routed experts: moe_act is refused, not ignored.
   const ModelConfig dense = load_model("llama3-8b");
   EXPECT_THROW(block_of(dense, selective(kCoreAttention | kMoeActivation)), InputError);
+}
+
+LayerCost layer_of(const ModelConfig& model, TrainingShape shape, int index) {
+  return expand_layers(model, shape).layers[static_cast<std::size_t>(index)];
+}
+
+// Megatron's mlp module (transformer_layer.py, recompute_mlp): a dense
+// layer's MLP kept by its input and run again in the backward. Llama 3 8B,
+// SwiGLU of 14336: it drops the gate and up outputs and fc2's input (3 x
+// 14336 bf16 values per token), replays the three GEMMs (2 x 3 x h x ffn
+// FLOPs per token) and the activation (3 x 14336 x 2 bytes read and
+// written); with t = 4 and sequence parallelism, a quarter, and fc1's
+// all-gather and fc2's reduce-scatter again.
+TEST(RecomputeModules, MlpDropsTheDenseMlpAndReplaysItsGemms) {
+  const ModelConfig model = load_model("llama3-8b");
+  const std::int64_t tokens = 4096, h = 4096, ffn = 14336;
+  const LayerCost none = block_of(model, selective(kCoreAttention), Recompute::kNone);
+  const LayerCost mlp = block_of(model, selective(kMlp));
+  EXPECT_EQ(none.activation_bytes - mlp.activation_bytes, tokens * 3 * ffn * 2);
+  EXPECT_DOUBLE_EQ(mlp.recompute_flops, 2.0 * tokens * h * ffn * 3);
+  EXPECT_DOUBLE_EQ(mlp.backward_input.memory_bytes - none.backward_input.memory_bytes,
+                   static_cast<double>(tokens) * 3 * ffn * 2);
+  const LayerCost none_sp = block_of(model, selective(kCoreAttention, 4, true), Recompute::kNone);
+  const LayerCost mlp_sp = block_of(model, selective(kMlp, 4, true));
+  EXPECT_EQ(none_sp.activation_bytes - mlp_sp.activation_bytes, tokens * 3 * ffn * 2 / 4);
+  EXPECT_DOUBLE_EQ(mlp_sp.backward_input.collective_bytes(CollectiveKind::kAllGather) -
+                       none_sp.backward_input.collective_bytes(CollectiveKind::kAllGather),
+                   static_cast<double>(tokens) * h * 2);
+}
+
+// moe (moe_layer.py, moe_layer_recompute): the whole mixture of experts,
+// router, dispatch, experts and combine, run again from its input; it holds
+// less than moe_act alone, moe_act adds nothing to it, and its backward
+// sends the tokens round the expert-parallel ranks once more.
+TEST(RecomputeModules, MoeDropsTheWholeMixtureAndDispatchesAgain) {
+  const ModelConfig model = load_model("mixtral-8x7b");
+  TrainingShape shape = selective(kMoeActivation, 2, true);
+  shape.dp = 4;
+  shape.ep = 8;
+  shape.etp = 1;
+  const LayerCost act = block_of(model, shape);
+  shape.recompute_modules = kMoe;
+  const LayerCost moe = block_of(model, shape);
+  shape.recompute_modules = kMoe | kMoeActivation;
+  const LayerCost both = block_of(model, shape);
+  EXPECT_LT(moe.activation_bytes, act.activation_bytes);
+  EXPECT_EQ(both.activation_bytes, moe.activation_bytes);
+  EXPECT_EQ(both.backward_input, moe.backward_input);
+  ASSERT_FALSE(moe.forward.expert_collectives.empty());
+  EXPECT_EQ(moe.backward_input.expert_collectives.size(), 2 * act.backward_input.expert_collectives.size());
+  // Its replayed FLOPs are the MLP half's forward (router and experts):
+  // every forward GEMM after attention's two (QKV and the output projection).
+  double mlp_half = 0;
+  for (std::size_t g = 2; g < moe.forward.gemms.size(); ++g) {
+    mlp_half += moe.forward.gemms[g].flops() * moe.forward.gemms[g].count;
+  }
+  EXPECT_DOUBLE_EQ(moe.recompute_flops, mlp_half);
+}
+
+// shared_experts (shared_experts.py): DeepSeek-V3's one shared expert of
+// 2048 (SwiGLU) on an expert layer: 3 x 2048 values per token dropped, its
+// three GEMMs (2 x 3 x 7168 x 2048 FLOPs per token) replayed; layer 4 is
+// the first with experts (3 dense layers first).
+TEST(RecomputeModules, SharedExpertsDropsTheSharedExpertsAlone) {
+  const ModelConfig model = load_model("deepseek-v3");
+  const std::int64_t tokens = 4096;
+  const LayerCost core = layer_of(model, selective(kCoreAttention), 4);
+  const LayerCost shared = layer_of(model, selective(kCoreAttention | kSharedExperts), 4);
+  EXPECT_EQ(core.activation_bytes - shared.activation_bytes, tokens * 3 * 2048 * 2);
+  EXPECT_DOUBLE_EQ(shared.recompute_flops - core.recompute_flops, 2.0 * tokens * 7168 * 2048 * 3);
+  // Dense layers of the same model take mlp; its expert layers do not (Megatron skips them).
+  EXPECT_GT(layer_of(model, selective(kMlp), 1).recompute_flops, 0.0);
+  EXPECT_EQ(layer_of(model, selective(kMlp), 4).recompute_flops, 0.0);
+}
+
+TEST(RecomputeModules, AModuleTheModelLacksIsRefusedNamingItsModules) {
+  EXPECT_EQ(recompute_modules_refusal(load_model("llama3-8b"), kMlp | kLayerNorm), "");
+  EXPECT_EQ(recompute_modules_refusal(load_model("llama3-8b"), kMoe),
+            "--recompute-modules moe: model 'llama3-8b' has no experts; its modules are core_attn, layernorm, mlp");
+  EXPECT_EQ(recompute_modules_refusal(load_model("mixtral-8x7b"), kMlp | kMoe),
+            "--recompute-modules mlp: model 'mixtral-8x7b' has experts on every layer (no dense MLP); its modules "
+            "are core_attn, moe_act, layernorm, moe");
+  EXPECT_EQ(recompute_modules_refusal(load_model("mixtral-8x7b"), kSharedExperts),
+            "--recompute-modules shared_experts: model 'mixtral-8x7b' has no shared experts; its modules are "
+            "core_attn, moe_act, layernorm, moe");
+  EXPECT_EQ(recompute_modules_refusal(load_model("deepseek-v3"), kMlp | kMoe | kSharedExperts), "");
 }
 
 TEST(RecomputeModules, WithoutCoreAttentionTheScoresStay) {
@@ -169,9 +257,12 @@ TEST(RecomputeModulesPlan, ConflictingOptionsAndFilesAreRefused) {
       "--recompute-modules layernorm");
   EXPECT_EQ(result.code, 2);
   EXPECT_NE(result.err.find("not with --recompute full"), std::string::npos) << result.err;
-  result = testing::run("simulate --model tiny --hardware h100-sxm --pp 2 --seq 128 --recompute-modules mlp");
+  result = testing::run("simulate --model tiny --hardware h100-sxm --pp 2 --seq 128 --recompute-modules moe");
   EXPECT_EQ(result.code, 2);
-  EXPECT_NE(result.err.find("--recompute-modules mlp"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("--recompute-modules moe: model 'tiny' has no experts; its modules are core_attn, "
+                            "layernorm, mlp"),
+            std::string::npos)
+      << result.err;
   // Given, even empty, it is read; moe_act needs experts.
   result = testing::run("model show tiny --recompute-modules ''");
   EXPECT_EQ(result.code, 2);
