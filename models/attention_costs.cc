@@ -127,6 +127,10 @@ BlockCost latent_attention(const ModelConfig& model, const RankShape& shape) {
   block.wgrad_split += e * heads_rank * (qk_head + mla.qk_nope_head_dim + 2 * mla.v_head_dim);
   block.traffic_whole += 2.0 * e * (q_lora + kv_lora);  // the latent norms
   block.traffic_split += 2.0 * e * heads_rank * mla.qk_rope_head_dim;  // rope on the query's rope part
+  block.up_proj_split = e * heads_rank * (2 * qk_head + mla.v_head_dim);
+  block.up_proj_traffic_split = 2.0 * e * heads_rank * mla.qk_rope_head_dim;
+  const std::size_t q_up = q_lora > 0 ? 1 : 0;
+  block.up_proj_gemms = {block.gemms[q_up], block.gemms[q_up + 2]};
   add_norm_and_residual(block, model, shape);
   return block;
 }

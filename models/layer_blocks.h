@@ -81,6 +81,12 @@ struct BlockCost {
   // backward. shared_experts alike for the shared experts alone, whose two
   // GEMMs end `gemms`.
   bool routed = false;  // a mixture of experts, not a dense MLP
+  // mla_up_proj: latent attention's Q, K and V (made by the up-projections
+  // and rope) dropped after the attention core, per token, and the two
+  // up-projection GEMMs and rope's bytes that make them again.
+  std::int64_t up_proj_split = 0;
+  double up_proj_traffic_split = 0;
+  std::vector<GemmWork> up_proj_gemms;
   std::int64_t module_whole = 0;
   std::int64_t module_split = 0;
   double module_traffic_whole = 0;

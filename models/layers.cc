@@ -210,6 +210,7 @@ std::int64_t dropped_bytes(const BlockCost& attention, const BlockCost& mlp, con
   std::int64_t dropped = 0;
   if ((modules & kCoreAttention) != 0) dropped += attention.stored_scores;
   if ((modules & kLayerNorm) != 0) dropped += shape.whole(attention.norm_output_whole + mlp.norm_output_whole);
+  if ((modules & kMlaUpProj) != 0) dropped += shape.tokens * attention.up_proj_split;
   const unsigned whole_module = mlp.routed ? kMoe : kMlp;
   if ((modules & whole_module) != 0) return dropped + shape.whole(mlp.module_whole) + shape.tokens * mlp.module_split;
   if (!mlp.routed) return dropped;
@@ -307,6 +308,13 @@ void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost
     if ((modules & kLayerNorm) != 0) {
       const double norms = attention.norm_traffic_whole + mlp.norm_traffic_whole;
       redo.memory_bytes += tokens * (shape.sequence_parallel ? norms / shape.tp : norms);
+    }
+    if ((modules & kMlaUpProj) != 0) {
+      for (const GemmWork& gemm : attention.up_proj_gemms) {
+        redo.gemms.push_back(gemm);
+        layer.recompute_flops += gemm.flops() * gemm.count;
+      }
+      redo.memory_bytes += tokens * attention.up_proj_traffic_split;
     }
     add_module_recompute(layer, mlp, model, shape, modules);
   } else if (recompute == Recompute::kFull) {

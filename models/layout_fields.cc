@@ -174,7 +174,7 @@ const std::array<LayoutField, 27>& table() {
       {"recompute_modules", "recompute-modules",
        "Megatron's --recompute-modules for selective recomputation, comma-separated: core_attn (Megatron's "
        "default), moe_act, layernorm, and whole modules kept by their input and run again: mlp (dense layers), "
-       "moe, shared_experts; implies --recompute selective",
+       "moe, shared_experts, and mla_up_proj (latent attention's Q, K, V); implies --recompute selective",
        FieldKind::kValue, read_recompute_modules, write_recompute_modules},
       {"sequence_parallel", "sequence-parallel",
        "Megatron sequence parallelism: norms and dropout split over the t ranks", FieldKind::kFlag,

@@ -15,15 +15,15 @@
 namespace pipeplan::models {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, unsigned>, 6> kModules{{{"core_attn", kCoreAttention},
+constexpr std::array<std::pair<std::string_view, unsigned>, 7> kModules{{{"core_attn", kCoreAttention},
                                                                          {"moe_act", kMoeActivation},
                                                                          {"layernorm", kLayerNorm},
                                                                          {"mlp", kMlp},
                                                                          {"moe", kMoe},
-                                                                         {"shared_experts", kSharedExperts}}};
-constexpr std::string_view kModuleNames = "core_attn, moe_act, layernorm, mlp, moe or shared_experts";
-// Megatron's modules that are not priced here.
-constexpr std::array<std::string_view, 1> kUnpriced{"mla_up_proj"};
+                                                                         {"shared_experts", kSharedExperts},
+                                                                         {"mla_up_proj", kMlaUpProj}}};
+constexpr std::string_view kModuleNames =
+    "core_attn, moe_act, layernorm, mlp, moe, shared_experts or mla_up_proj";
 
 }  // namespace
 
@@ -67,12 +67,6 @@ unsigned parse_recompute_modules(std::string_view text, std::string_view field) 
       if (name == known) bit = value;
     }
     if (bit == 0) {
-      for (std::string_view unpriced : kUnpriced) {
-        if (name == unpriced) {
-          throw InputError(fmt::format("{} {}: Megatron's module is not priced here; use {}, or --recompute full",
-                                       field, name, kModuleNames));
-        }
-      }
       throw InputError(
           fmt::format("{} {}: not a recompute module; use {}", field, quoted_input(name), kModuleNames));
     }
@@ -94,15 +88,18 @@ std::string recompute_modules_refusal(const ModelConfig& model, unsigned modules
                                            {kMoeActivation, moe.enabled()},
                                            {kMoe, moe.enabled()},
                                            {kSharedExperts, moe.enabled() && moe.shared_experts > 0},
-                                           {kMlp, dense_layer}};
+                                           {kMlp, dense_layer},
+                                           {kMlaUpProj, model.mla.enabled()}};
   unsigned lacking = 0, present = 0;
   for (const auto& [bit, there] : has) (there ? present : lacking) |= bit;
   if ((modules & lacking) == 0) return "";
-  const std::string what = !moe.enabled()           ? "has no experts"
-                           : (modules & kMlp) != 0 && !dense_layer ? "has experts on every layer (no dense MLP)"
-                                                                    : "has no shared experts";
+  const unsigned missing = modules & lacking;
+  const std::string what = (missing & kMlaUpProj) != 0 ? "has no latent attention"
+                           : !moe.enabled()             ? "has no experts"
+                           : (missing & kMlp) != 0      ? "has experts on every layer (no dense MLP)"
+                                                        : "has no shared experts";
   return fmt::format("--recompute-modules {}: model '{}' {}; its modules are {}",
-                     recompute_modules_name(modules & lacking), model.name, what,
+                     recompute_modules_name(missing), model.name, what,
                      recompute_modules_name(present, ", "));
 }
 

@@ -23,6 +23,7 @@ enum RecomputeModule : unsigned {
   kMlp = 1u << 3,            // mlp: a dense layer's MLP (Megatron skips it on expert layers)
   kMoe = 1u << 4,            // moe: an expert layer's whole mixture (router, dispatch, experts, combine)
   kSharedExperts = 1u << 5,  // shared_experts: the shared experts of an expert layer
+  kMlaUpProj = 1u << 6,      // mla_up_proj: latent attention's Q, K, V, from the up-projections and rope
 };
 // Megatron's default with --recompute-granularity selective.
 constexpr unsigned kDefaultRecomputeModules = kCoreAttention;
@@ -37,9 +38,8 @@ Recompute parse_recompute(std::string_view text, std::string_view field = "--rec
 std::string_view recompute_name(Recompute recompute);
 
 // Megatron's names, separated by commas or spaces ("moe_act,layernorm").
-// Throws InputError naming `field` for an empty list, a repeated name, a
-// module Megatron has that the cost model does not price (mla_up_proj), or
-// an unknown one.
+// Throws InputError naming `field` for an empty list, a repeated name or an
+// unknown one.
 unsigned parse_recompute_modules(std::string_view text, std::string_view field = "--recompute-modules");
 // Why `model` has none of what `modules` recomputes (moe_act on a dense
 // model, mlp where every layer has experts...), naming the modules it has,

@@ -42,7 +42,9 @@ TEST(RecomputeModules, ParsesMegatronsNamesInAnyOrder) {
 }
 
 TEST(RecomputeModules, RefusesUnknownUnpricedRepeatedAndEmpty) {
-  EXPECT_NE(parse_error("mla_up_proj").find("not priced here"), std::string::npos) << parse_error("mla_up_proj");
+  EXPECT_EQ(parse_error("mla_up_proj"), "");
+  EXPECT_NE(parse_error("mhc").find("'mhc': not a recompute module; use core_attn"), std::string::npos)
+      << parse_error("mhc");
   EXPECT_NE(parse_error("attn").find("'attn': not a recompute module"), std::string::npos) << parse_error("attn");
   EXPECT_NE(parse_error("moe_act,moe_act").find("named twice"), std::string::npos);
   EXPECT_NE(parse_error(",").find("an empty module name"), std::string::npos);
@@ -175,6 +177,24 @@ TEST(RecomputeModules, SharedExpertsDropsTheSharedExpertsAlone) {
   // Dense layers of the same model take mlp; its expert layers do not (Megatron skips them).
   EXPECT_GT(layer_of(model, selective(kMlp), 1).recompute_flops, 0.0);
   EXPECT_EQ(layer_of(model, selective(kMlp), 4).recompute_flops, 0.0);
+}
+
+// mla_up_proj (multi_latent_attention.py, recompute_up_proj): DeepSeek-V3's
+// 128 heads keep Q and K of 128 + 64 and V of 128 per head only through the
+// attention core; the backward makes them again from the latents by the
+// query's 1536 -> 128 x 192 and the key-value 512 -> 128 x 256
+// up-projections. Layer 1 is dense: the attention is the same.
+TEST(RecomputeModules, MlaUpProjDropsQueryKeyAndValueAndReplaysTheUpProjections) {
+  const ModelConfig model = load_model("deepseek-v3");
+  const std::int64_t tokens = 4096;
+  const LayerCost core = layer_of(model, selective(kCoreAttention), 1);
+  const LayerCost up = layer_of(model, selective(kCoreAttention | kMlaUpProj), 1);
+  EXPECT_EQ(core.activation_bytes - up.activation_bytes, tokens * 128 * (2 * 192 + 128) * 2);
+  EXPECT_DOUBLE_EQ(up.recompute_flops - core.recompute_flops,
+                   2.0 * tokens * (1536.0 * 128 * 192 + 512.0 * 128 * 256));
+  EXPECT_EQ(recompute_modules_refusal(load_model("llama3-8b"), kMlaUpProj),
+            "--recompute-modules mla_up_proj: model 'llama3-8b' has no latent attention; its modules are core_attn, "
+            "layernorm, mlp");
 }
 
 TEST(RecomputeModules, AModuleTheModelLacksIsRefusedNamingItsModules) {
