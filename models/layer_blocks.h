@@ -64,6 +64,7 @@ struct BlockCost {
   double traffic_whole = 0;   // forward elementwise bytes per token
   double traffic_split = 0;
   double traffic_scores = 0;  // forward softmax and dropout over the scores
+  double routing_traffic_whole = 0;  // of traffic_whole: router softmax and top-k, permute and unpermute
 
   // What Megatron's recompute modules drop (of the stored bytes above, per
   // token) and the elementwise bytes that recompute them in the backward:

@@ -199,6 +199,7 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   const double whole = attention.traffic_whole + mlp.traffic_whole;
   pass.memory_bytes = tokens * (shape.sequence_parallel ? whole / shape.tp : whole) +
                       tokens * (attention.traffic_split + mlp.traffic_split) + attention.traffic_scores;
+  pass.routing_bytes = tokens * (shape.sequence_parallel ? mlp.routing_traffic_whole / shape.tp : mlp.routing_traffic_whole);
   pass.collectives = tensor_parallel_collectives(model, shape, attention.tp_collectives + mlp.tp_collectives);
   pass.expert_collectives = mlp.expert_collectives;
   return pass;
@@ -281,6 +282,7 @@ void add_module_recompute(LayerCost& layer, const BlockCost& mlp, const ModelCon
     rerun(0, mlp.tp_collectives);
     const double whole = shape.sequence_parallel ? mlp.module_traffic_whole / shape.tp : mlp.module_traffic_whole;
     redo.memory_bytes += tokens * (whole + mlp.module_traffic_split);
+    redo.routing_bytes += tokens * (shape.sequence_parallel ? mlp.routing_traffic_whole / shape.tp : mlp.routing_traffic_whole);
     redo.expert_collectives.insert(redo.expert_collectives.end(), mlp.expert_collectives.begin(),
                                    mlp.expert_collectives.end());
     return;
@@ -326,6 +328,7 @@ void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost
   backward.gemms.insert(backward.gemms.end(), redo.gemms.begin(), redo.gemms.end());
   backward.attention.insert(backward.attention.end(), redo.attention.begin(), redo.attention.end());
   backward.memory_bytes += redo.memory_bytes;
+  backward.routing_bytes += redo.routing_bytes;
   backward.collectives.insert(backward.collectives.end(), redo.collectives.begin(), redo.collectives.end());
   backward.expert_collectives.insert(backward.expert_collectives.end(), redo.expert_collectives.begin(),
                                      redo.expert_collectives.end());
@@ -355,6 +358,7 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
     backward.attention.push_back(core);
   }
   backward.memory_bytes = 2 * layer.forward.memory_bytes;
+  backward.routing_bytes = 2 * layer.forward.routing_bytes;
   backward.collectives = conjugate(layer.forward.collectives);
   backward.expert_collectives = conjugate(layer.forward.expert_collectives);
   // W: each GEMM's weight-gradient GEMM (W = 24sbh^2).

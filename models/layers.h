@@ -28,12 +28,13 @@ struct GemmWork {
   double count = 1;
   double batch = 1;
   bool fp8 = false;  // FP8 operands (Transformer Engine's recipe), BF16 output
+  bool routed = false;  // the routed experts' grouped GEMM (what --explain names apart)
   double flops() const { return 2 * m * n * k * batch; }  // of one kernel
   // The backward GEMMs of a linear layer Y = X W with X [m x k]: the input
   // gradient dX = dY W^T (m x k, summing over n) and the weight gradient
   // dW = X^T dY (k x n, summing over m). Same FLOPs, other shapes.
-  GemmWork input_gradient() const { return {m, k, n, count, batch, fp8}; }
-  GemmWork weight_gradient() const { return {k, n, m, count, batch, fp8}; }
+  GemmWork input_gradient() const { return {m, k, n, count, batch, fp8, routed}; }
+  GemmWork weight_gradient() const { return {k, n, m, count, batch, fp8, routed}; }
   friend bool operator==(const GemmWork&, const GemmWork&) = default;
 };
 
@@ -92,6 +93,9 @@ struct PassWork {
   std::vector<GemmWork> gemms;
   std::vector<AttentionWork> attention;
   double memory_bytes = 0;  // elementwise traffic
+  // Of memory_bytes: a mixture of experts' routing (router softmax and
+  // top-k, the routed pairs' permute and unpermute).
+  double routing_bytes = 0;
   std::vector<CollectiveWork> collectives;
   std::vector<CollectiveWork> shard_collectives;
   std::vector<CollectiveWork> expert_collectives;

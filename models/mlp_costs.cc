@@ -115,10 +115,10 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   add_gemm(block, shape, tokens, h, moe.experts, Split::kColumns);  // router
   block.gemms.back().fp8 = false;  // a plain BF16 GEMM, not a Transformer Engine linear
   const auto grouped = static_cast<double>(local_experts);
+  block.gemms.push_back(GemmWork{per_expert, static_cast<double>(expert_rank.up_width), static_cast<double>(h), 1,
+                                 grouped, shape.fp8, true});
   block.gemms.push_back(
-      GemmWork{per_expert, static_cast<double>(expert_rank.up_width), static_cast<double>(h), 1, grouped, shape.fp8});
-  block.gemms.push_back(
-      GemmWork{per_expert, static_cast<double>(h), static_cast<double>(ffn_expert), 1, grouped, shape.fp8});
+      GemmWork{per_expert, static_cast<double>(h), static_cast<double>(ffn_expert), 1, grouped, shape.fp8, true});
   const double routed_flops = block.gemms[block.gemms.size() - 2].flops() + block.gemms.back().flops();
   // Over the average, the busiest rank's excess is time, not model work;
   // under it (a capacity factor below 1 drops tokens) the dropped tokens'
@@ -154,7 +154,8 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
       per_token(held * e * (expert_rank.up_width + ffn_expert)) + shared * e * (shared_rank.up_width + ffn_shared);
   // Router softmax and top-k over fp32 logits; permute and unpermute of every
   // routed pair (read + write each).
-  block.traffic_whole += 8.0 * moe.experts + routed_whole * 4 * e * h;
+  block.routing_traffic_whole = 8.0 * moe.experts + routed_whole * 4 * e * h;
+  block.traffic_whole += block.routing_traffic_whole;
   block.traffic_split += pairs * e * expert_rank.act_traffic * ffn_expert +
                          static_cast<double>(shared * e * shared_rank.act_traffic * ffn_shared);
   // moe keeps the router's input and drops the routing probabilities, each

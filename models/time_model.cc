@@ -245,6 +245,11 @@ PassTerms pass_terms(const PassWork& pass, const HardwareConfig& hardware, const
   terms.shard_comm_s = shard_s(pass, hardware, shape, terms.gemm_s + terms.attention_s + terms.elementwise_s);
   terms.expert_comm_s = expert_s(pass, hardware, shape);
   terms.network_port_s = network_port_s(pass, hardware, shape);
+  for (const GemmWork& gemm : pass.gemms) {
+    if (gemm.routed && gemm.count > 0) terms.expert_gemm_s += gemm.count * gemm_timing(gemm, gpu).seconds;
+  }
+  // At the pass's elementwise rate, a share of its bytes.
+  if (pass.memory_bytes > 0) terms.routing_s = terms.elementwise_s * pass.routing_bytes / pass.memory_bytes;
   return terms;
 }
 

@@ -43,6 +43,11 @@ struct PassTerms {
   // leave their NVLink domain hold the GPU's network port, the parts hidden
   // behind compute included.
   double network_port_s = 0;
+  // Not terms either, but parts of two: of gemm_s, the routed experts'
+  // grouped GEMMs; of elementwise_s, the routing (router softmax and top-k,
+  // permute and unpermute).
+  double expert_gemm_s = 0;
+  double routing_s = 0;
   double total_s() const {
     return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s + expert_comm_s;
   }

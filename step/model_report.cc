@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/text_wrap.h"
 #include "common/units.h"
 #include "sim/memory_fit.h"
 #include "sim/output/report_json.h"
@@ -68,9 +69,29 @@ nlohmann::ordered_json terms_json(const std::vector<StepTerms>& terms) {
     nlohmann::ordered_json row{{"rank", rank.rank}};
     for (const TermColumn& column : kTermColumns) row[column.key] = rank.*column.seconds;
     row["total_s"] = rank.total_s();
+    if (rank.expert_gemm_s > 0) {
+      row["of_gemm_expert_grouped_s"] = rank.expert_gemm_s;
+      row["of_elementwise_routing_s"] = rank.routing_s;
+    }
     json.push_back(std::move(row));
   }
   return json;
+}
+
+// A mixture of experts' terms within the table's: its grouped GEMMs, its
+// routing kernels, its dispatch and combine (EP comm), on the rank with
+// most; and what is not modelled.
+std::string experts_text(const std::vector<StepTerms>& terms) {
+  const auto most = std::max_element(terms.begin(), terms.end(), [](const StepTerms& a, const StepTerms& b) {
+    return a.expert_gemm_s < b.expert_gemm_s;
+  });
+  if (most == terms.end() || most->expert_gemm_s <= 0) return "";
+  return wrap(fmt::format("  experts, rank {}: grouped GEMMs {} of its GEMM, routing (router softmax and top-k, "
+                          "permute, unpermute) {} of its elementwise, dispatch and combine {} (EP comm); dropless "
+                          "routing's host syncs and kernel launches beyond runtime.layer_overhead are not modelled",
+                          most->rank, format_duration(most->expert_gemm_s), format_duration(most->routing_s),
+                          format_duration(most->expert_comm_s)),
+              "    ");
 }
 
 std::string terms_text(const std::vector<StepTerms>& terms) {
@@ -82,7 +103,7 @@ std::string terms_text(const std::vector<StepTerms>& terms) {
     for (const TermColumn& column : kTermColumns) text += fmt::format(" {:>11.3f}", rank.*column.seconds * 1e3);
     text += fmt::format(" {:>11.3f}\n", rank.total_s() * 1e3);
   }
-  return text;
+  return text + experts_text(terms);
 }
 
 }  // namespace

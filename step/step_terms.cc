@@ -14,6 +14,8 @@ models::PassTerms& operator+=(models::PassTerms& sum, const models::PassTerms& p
   sum.tp_comm_s += pass.tp_comm_s;
   sum.cp_comm_s += pass.cp_comm_s;
   sum.shard_comm_s += pass.shard_comm_s;
+  sum.expert_gemm_s += pass.expert_gemm_s;
+  sum.routing_s += pass.routing_s;
   return sum;
 }
 
@@ -99,6 +101,8 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
     terms.tp_comm_s = work.tp_comm_s * scale;
     terms.cp_comm_s = work.cp_comm_s * scale;
     terms.shard_comm_s = work.shard_comm_s * scale;
+    terms.expert_gemm_s = work.expert_gemm_s * scale;
+    terms.routing_s = work.routing_s * scale;
     // Idle time: what instant transfers would save (never more than the
     // rank idles), the rest the schedule's bubble.
     const double idle = std::max(0.0, times.pipeline_s - rank.busy_s);

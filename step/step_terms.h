@@ -29,6 +29,10 @@ struct StepTerms {
   double bubble_s = 0;       // idle with instant transfers
   double dp_sync_s = 0;      // the step's gradient synchronisation (its slowest rank's), exposed
   double optimizer_s = 0;    // the step's optimizer (its slowest rank's)
+  // Parts of the terms above, not terms: of gemm_s, a mixture of experts'
+  // grouped GEMMs; of elementwise_s, its routing (models::PassTerms).
+  double expert_gemm_s = 0;
+  double routing_s = 0;
   double total_s() const {
     return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s + expert_comm_s + overhead_s +
            port_shared_s + p2p_exposed_s + bubble_s + dp_sync_s + optimizer_s;

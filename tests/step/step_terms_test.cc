@@ -64,6 +64,31 @@ TEST(StepTerms, EveryRankAddsUpToTheIteration) {
   }
 }
 
+// A mixture of experts' parts of two terms: its grouped GEMMs within GEMM,
+// its routing within elementwise; a dense model has neither.
+TEST(StepTerms, ExpertsGroupedGemmsAndRoutingArePartsOfTheirTerms) {
+  models::TrainingShape shape;
+  shape.seq_len = 4096;
+  shape.tp = 2;
+  shape.dp = 4;
+  shape.ep = 8;
+  shape.etp = 1;
+  shape.sequence_parallel = true;
+  shape.zero = models::ZeroStage::kOptimizer;
+  const ModelSimulation moe = explained("mixtral-8x7b", "h100-sxm", shape, 2, 8, "1F1B");
+  for (const StepTerms& terms : moe.terms) {
+    EXPECT_GT(terms.expert_gemm_s, 0);
+    EXPECT_LT(terms.expert_gemm_s, terms.gemm_s);
+    EXPECT_GT(terms.routing_s, 0);
+    EXPECT_LT(terms.routing_s, terms.elementwise_s);
+    EXPECT_NEAR(terms.total_s(), moe.iteration_time_s, 1e-12 * moe.iteration_time_s);
+  }
+  for (const StepTerms& terms : explained("gpt3-175b", "h100-sxm", gpt3_shape(), 8, 16, "1F1B").terms) {
+    EXPECT_EQ(terms.expert_gemm_s, 0);
+    EXPECT_EQ(terms.routing_s, 0);
+  }
+}
+
 TEST(StepTerms, TheCostOutsideKernelsFollowsTheLayers) {
   // 12 layers per rank at VP 12 or VP 6: the same 64 x 12 forwards and
   // backwards of a layer, so the same overhead when only layers pay it;
