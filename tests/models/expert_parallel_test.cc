@@ -60,15 +60,15 @@ TEST(ExpertParallel, TokensPerExpertMakeOneGroupedGemmPerMatrix) {
   EXPECT_GT(ep8_load, 1.005);
   const std::vector<GemmWork> ep8 = grouped(moe_layer(expand_layers(model, deepseek_shape(8, 1))).forward);
   ASSERT_EQ(ep8.size(), 2u);
-  EXPECT_EQ(ep8[0], (GemmWork{512 * ep8_load, 2 * kExpertFfn, kHidden, 1, 32, false}));  // gate | up
-  EXPECT_EQ(ep8[1], (GemmWork{512 * ep8_load, kHidden, kExpertFfn, 1, 32, false}));      // down
+  EXPECT_EQ(ep8[0], (GemmWork{512 * ep8_load, 2 * kExpertFfn, kHidden, 1, 32, false, true}));  // gate | up
+  EXPECT_EQ(ep8[1], (GemmWork{512 * ep8_load, kHidden, kExpertFfn, 1, 32, false, true}));      // down
   // etp = 2: the tokens are gathered over the two ranks splitting each
   // expert (twice the rows, half the columns).
   const double etp2_load = busiest(model, 8, 8 * 4096);
   const std::vector<GemmWork> etp2 = grouped(moe_layer(expand_layers(model, deepseek_shape(8, 2))).forward);
   ASSERT_EQ(etp2.size(), 2u);
-  EXPECT_EQ(etp2[0], (GemmWork{1024 * etp2_load, kExpertFfn, kHidden, 1, 32, false}));
-  EXPECT_EQ(etp2[1], (GemmWork{1024 * etp2_load, kHidden, kExpertFfn / 2, 1, 32, false}));
+  EXPECT_EQ(etp2[0], (GemmWork{1024 * etp2_load, kExpertFfn, kHidden, 1, 32, false, true}));
+  EXPECT_EQ(etp2[1], (GemmWork{1024 * etp2_load, kHidden, kExpertFfn / 2, 1, 32, false, true}));
   // The busiest rank's share sets the pace: 1.25 x the average, and its
   // own draws' spread.
   TrainingShape skewed = deepseek_shape(8, 1);

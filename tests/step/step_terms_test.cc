@@ -67,14 +67,10 @@ TEST(StepTerms, EveryRankAddsUpToTheIteration) {
 // A mixture of experts' parts of two terms: its grouped GEMMs within GEMM,
 // its routing within elementwise; a dense model has neither.
 TEST(StepTerms, ExpertsGroupedGemmsAndRoutingArePartsOfTheirTerms) {
-  models::TrainingShape shape;
-  shape.seq_len = 4096;
-  shape.tp = 2;
-  shape.dp = 4;
+  // GPT-3's setup (t4 d4, sequence parallel) with Mixtral's experts over 8 of the 16 ranks.
+  models::TrainingShape shape = gpt3_shape();
   shape.ep = 8;
   shape.etp = 1;
-  shape.sequence_parallel = true;
-  shape.zero = models::ZeroStage::kOptimizer;
   const ModelSimulation moe = explained("mixtral-8x7b", "h100-sxm", shape, 2, 8, "1F1B");
   for (const StepTerms& terms : moe.terms) {
     EXPECT_GT(terms.expert_gemm_s, 0);
