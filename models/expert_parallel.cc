@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "models/time_model.h"
 
 namespace pipeplan::models {
 namespace {
@@ -136,6 +137,25 @@ void check_expert_parallel(const ModelConfig& model, const TrainingShape& shape)
         fmt::format("--moe-load-imbalance {} is over what --ep {} allows: the busiest of {} ranks gets at most "
                     "{} x the average (every token's copies that its experts can take); give at most {} or raise --ep",
                     shape.routing.load_imbalance, shape.ep, shape.ep, shape.ep, shape.ep));
+  }
+}
+
+const char* dispatcher_refusal(const HardwareConfig& hardware, const TrainingShape& shape) {
+  if (shape.routing.dispatcher != MoeDispatcher::kDeepEp || shape.ep <= 1) return nullptr;
+  if (!hardware.node_nvlink) return "its node has no NVLink (node.nvlink: false)";
+  const long long span = static_cast<long long>(shape.ep) * shape.expert_tp();
+  if (!hardware.network_rdma && !on_node_link(hardware, span)) {
+    return "the expert-parallel group leaves the node and the network has no RDMA (network.rdma: false)";
+  }
+  return nullptr;
+}
+
+void check_dispatcher(const HardwareConfig& hardware, const TrainingShape& shape) {
+  if (const char* reason = dispatcher_refusal(hardware, shape)) {
+    const std::string within =
+        hardware.node_nvlink ? fmt::format(", or ep x etp within {} GPUs", hardware.local_gpus()) : "";
+    throw InputError(fmt::format("--moe-dispatcher deepep on {}: {}; use --moe-dispatcher alltoall{}", hardware.name,
+                                 reason, within));
   }
 }
 

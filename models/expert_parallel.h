@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/training_shape.h"
 
@@ -30,6 +31,15 @@ void check_routing(const ModelConfig& model, double load_imbalance, double capac
 // Megatron's force-balanced routing does from random logits: balanced only
 // in expectation), capped at `capacity_factor` (0: dropless). 1 for ep 1.
 double busiest_rank_load(const MoeConfig& moe, int ep, double tokens, double skew, double capacity_factor);
+
+// Why the shape's dispatcher cannot run on `hardware`, or null. DeepEP
+// (deepseek-ai/DeepEP README) moves tokens over NVLink within a node and
+// over RDMA (NVSHMEM on InfiniBand or RoCE) between nodes: not on a node
+// without NVLink, nor across nodes (an expert-parallel group of ep ranks
+// etp apart that leaves the NVLink domain) without RDMA.
+const char* dispatcher_refusal(const HardwareConfig& hardware, const TrainingShape& shape);
+// Throws InputError naming --moe-dispatcher, the hardware and what runs.
+void check_dispatcher(const HardwareConfig& hardware, const TrainingShape& shape);
 
 // The ep values the shape's t x c x d and etp allow for the model's experts
 // (1 alone for a dense model), ascending.

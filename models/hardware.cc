@@ -177,8 +177,15 @@ void read_gpu(const YAML::Node& node, const std::string& file, GpuSpec& gpu) {
   if (const YAML::Node reserved = node["reserved"]) read_reserved(reserved, file, gpu);
 }
 
+bool parse_yes_no(std::string_view text, std::string_view field) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  throw InputError(fmt::format("{}: '{}' is not true or false", field, text));
+}
+
 void read_node(const YAML::Node& node, const std::string& file, HardwareConfig& config) {
-  check_keys(node, file, "node", {"gpus", "link_bandwidth", "link_latency", "bus_bandwidth"});
+  check_keys(node, file, "node", {"gpus", "link_bandwidth", "link_latency", "bus_bandwidth", "nvlink"});
+  read(node, "nvlink", file, "node", config.node_nvlink, parse_yes_no);
   read(node, "gpus", file, "node", config.gpus_per_node,
        [](std::string_view text, std::string_view field) { return parse_count(text, field, 1); });
   read(node, "link_bandwidth", file, "node", config.node_link.bandwidth, parse_bandwidth);
@@ -192,8 +199,10 @@ void read_host_link(const YAML::Node& node, const std::string& file, LinkSpec& h
   read(node, "latency", file, "host_link", host.latency_s, parse_seconds);
 }
 
-void read_network(const YAML::Node& node, const std::string& file, LinkSpec& network) {
-  check_keys(node, file, "network", {"bandwidth", "latency", "bus_bandwidth"});
+void read_network(const YAML::Node& node, const std::string& file, HardwareConfig& config) {
+  LinkSpec& network = config.network;
+  check_keys(node, file, "network", {"bandwidth", "latency", "bus_bandwidth", "rdma"});
+  read(node, "rdma", file, "network", config.network_rdma, parse_yes_no);
   read(node, "bandwidth", file, "network", network.bandwidth, parse_bandwidth);
   read(node, "latency", file, "network", network.latency_s, parse_seconds);
   read(node, "bus_bandwidth", file, "network", network.bus_bandwidth, parse_bandwidth);
@@ -282,7 +291,7 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
   if (root["source"]) config.source = scalar_text(root["source"], file, "source");
   if (root["gpu"]) read_gpu(root["gpu"], file, config.gpu);
   if (root["node"]) read_node(root["node"], file, config);
-  if (root["network"]) read_network(root["network"], file, config.network);
+  if (root["network"]) read_network(root["network"], file, config);
   if (root["host_link"]) read_host_link(root["host_link"], file, config.host_link);
   if (root["reliability"]) read_reliability(root["reliability"], file, config.reliability);
   if (root["gpu"] && root["gpu"]["efficiency"] && root["gpu"]["efficiency"]["matmul"]) config.matmul_given = true;

@@ -111,6 +111,12 @@ struct HardwareConfig {
   // the same time, so the cost follows the layers, not the chunks.
   double layer_overhead_s = 0;
   double pass_overhead_s = 0;
+  // What the dispatchers of a mixture of experts need: NVLink between a
+  // node's GPUs (`node.nvlink`, false for PCIe-only servers) and RDMA
+  // between nodes (`network.rdma`: InfiniBand or RoCE, false for plain
+  // Ethernet). DeepEP moves tokens over both (check_dispatcher).
+  bool node_nvlink = true;
+  bool network_rdma = true;
   // Whether the file (or its base) gives them: without, GEMMs run at the
   // tiles' full peak with no kernel overhead, and nothing is paid outside
   // the kernels (said beside every figure: hardware_assumptions).

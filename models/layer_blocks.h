@@ -34,6 +34,8 @@ struct RankShape {
   std::int64_t whole(std::int64_t per_token) const;
   // A size split over the tensor-parallel ranks (rounded up: Megatron pads).
   std::int64_t split(std::int64_t size) const { return (size + tp - 1) / tp; }
+  // This rank's share of a whole tensor's bytes or traffic per token, as whole().
+  double per_rank_whole(double per_token) const { return sequence_parallel ? per_token / tp : per_token; }
 };
 
 // One half of a transformer block. Stored tensors and elementwise traffic are

@@ -178,7 +178,8 @@ std::vector<CollectiveWork> conjugate(std::vector<CollectiveWork> collectives) {
 // b x s x h tensor; with sequence parallelism each becomes an all-gather +
 // reduce-scatter pair of the same payload (Korthikanti et al. 2022 Sec.
 // 4.2.2).
-std::vector<CollectiveWork> tensor_parallel_collectives(const ModelConfig& model, const RankShape& shape, double calls) {
+std::vector<CollectiveWork> tensor_parallel_collectives(const ModelConfig& model, const RankShape& shape,
+                                                        double calls) {
   if (shape.tp <= 1 || calls <= 0) return {};
   const double payload = static_cast<double>(shape.tokens) * model.hidden * static_cast<double>(shape.element);
   if (shape.sequence_parallel) {
@@ -199,7 +200,7 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   const double whole = attention.traffic_whole + mlp.traffic_whole;
   pass.memory_bytes = tokens * (shape.sequence_parallel ? whole / shape.tp : whole) +
                       tokens * (attention.traffic_split + mlp.traffic_split) + attention.traffic_scores;
-  pass.routing_bytes = tokens * (shape.sequence_parallel ? mlp.routing_traffic_whole / shape.tp : mlp.routing_traffic_whole);
+  pass.routing_bytes = tokens * shape.per_rank_whole(mlp.routing_traffic_whole);
   pass.collectives = tensor_parallel_collectives(model, shape, attention.tp_collectives + mlp.tp_collectives);
   pass.expert_collectives = mlp.expert_collectives;
   return pass;
@@ -280,9 +281,8 @@ void add_module_recompute(LayerCost& layer, const BlockCost& mlp, const ModelCon
   };
   if ((modules & (mlp.routed ? kMoe : kMlp)) != 0) {
     rerun(0, mlp.tp_collectives);
-    const double whole = shape.sequence_parallel ? mlp.module_traffic_whole / shape.tp : mlp.module_traffic_whole;
-    redo.memory_bytes += tokens * (whole + mlp.module_traffic_split);
-    redo.routing_bytes += tokens * (shape.sequence_parallel ? mlp.routing_traffic_whole / shape.tp : mlp.routing_traffic_whole);
+    redo.memory_bytes += tokens * (shape.per_rank_whole(mlp.module_traffic_whole) + mlp.module_traffic_split);
+    redo.routing_bytes += tokens * shape.per_rank_whole(mlp.routing_traffic_whole);
     redo.expert_collectives.insert(redo.expert_collectives.end(), mlp.expert_collectives.begin(),
                                    mlp.expert_collectives.end());
     return;

@@ -134,7 +134,7 @@ const std::array<LayoutField, 27>& table() {
           "Drop tokens beyond this many times an expert's average (Megatron's --moe-expert-capacity-factor)"),
       {"moe_dispatcher", "moe-dispatcher",
        "How tokens reach their experts: alltoall (each of a token's top-k copies to its expert's rank) or deepep "
-       "(once to each other node holding one of its experts, then over NVLink)",
+       "(once to each other node holding one of its experts, then over NVLink; it needs NVLink, and RDMA across nodes)",
        FieldKind::kValue,
        [](std::string_view text, std::string_view field, JobLayout& layout) {
          layout.routing.dispatcher = parse_moe_dispatcher(text, field);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "models/expert_parallel.h"
 #include "models/time_model.h"
 #include "sim/generators/registry.h"
 #include "sim/pass_pairing.h"
@@ -268,6 +269,7 @@ std::vector<const LayerTable*> stage_tables(const LayerTable& base, const Pipeli
 ModelSimulation simulate_expanded(const models::ModelLayers& layers, const models::HardwareConfig& hardware,
                                   const PipelineSetup& setup, const sim::SimulationOptions& options,
                                   const ExpandLayers* expand) {
+  models::check_dispatcher(hardware, setup.shape);
   // ZeRO-2/3 sync per micro-batch or once per step as p decides: the layers
   // were expanded for the one the flag says.
   if (setup.shape.zero >= models::ZeroStage::kGradients && setup.shape.pipelined != (setup.pp > 1)) {

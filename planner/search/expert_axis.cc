@@ -51,6 +51,16 @@ void check_fixed_experts(const PlanRequest& request) {
   // DeepEP applies where ep > 1; a fixed --ep 1 leaves it nothing to route.
   if (request.ep) shape.routing.dispatcher = request.routing.dispatcher;
   models::check_expert_parallel(model, shape);
+  if (request.routing.dispatcher == models::MoeDispatcher::kDeepEp) {
+    // A fixed ep as given; else the smallest ep > 1, which any node without NVLink refuses.
+    models::TrainingShape probe = shape;
+    probe.routing.dispatcher = models::MoeDispatcher::kDeepEp;
+    if (!request.ep) {
+      probe.ep = 2;
+      probe.etp = 1;
+    }
+    models::check_dispatcher(request.hardware, probe);
+  }
   if (request.etp && request.tp && *request.tp % *request.etp != 0) {
     throw InputError(
         fmt::format("--etp {}: the expert tensor-parallel ranks are taken from --tp {}; use an --etp "
@@ -58,6 +68,16 @@ void check_fixed_experts(const PlanRequest& request) {
                     *request.etp, *request.tp));
   }
 }
+
+namespace {
+
+bool deepep_refused(const PlanRequest& request, models::TrainingShape shape, int ep) {
+  shape.ep = ep;
+  shape.routing.dispatcher = request.routing.dispatcher;
+  return models::dispatcher_refusal(request.hardware, shape) != nullptr;
+}
+
+}  // namespace
 
 std::vector<ExpertLayout> expert_layouts(const PlanRequest& request, int t, int c, int d,
                                          std::map<std::string, std::size_t>& rejected) {
@@ -84,6 +104,8 @@ std::vector<ExpertLayout> expert_layouts(const PlanRequest& request, int t, int 
         ++rejected[kEpNotFolding];
       } else if (!dispatched && (ep > 1 || etp != t)) {
         ++rejected[kEpWithoutSequenceParallel];
+      } else if (deepep_refused(request, shape, ep)) {
+        ++rejected[kDeepEpOffNodeWithoutRdma];
       } else {
         layouts.push_back({ep, etp});
       }

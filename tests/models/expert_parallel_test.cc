@@ -282,3 +282,40 @@ TEST(ExpertParallel, TopKAboveTheExpertsIsRefusedNamingTheField) {
 
 }  // namespace
 }  // namespace pipeplan::models
+
+namespace pipeplan::models {
+namespace {
+
+// DeepEP moves tokens over NVLink in a node and over RDMA between nodes
+// (deepseek-ai/DeepEP README): a PCIe server cannot run it at all, and a
+// network without RDMA only within a node (8 GPUs of an H100 node: ep 8
+// at etp 1 stays, ep 16 or ep 8 at etp 2 leaves). The all-to-all
+// dispatcher runs anywhere.
+TEST(ExpertParallel, DeepEpNeedsNvlinkAndRdmaAcrossNodes) {
+  HardwareConfig ethernet = load_hardware("dgx-h100-cluster");
+  TrainingShape shape = deepseek_shape(16, 1);
+  shape.routing.dispatcher = MoeDispatcher::kDeepEp;
+  EXPECT_EQ(dispatcher_refusal(ethernet, shape), nullptr);
+  ethernet.network_rdma = false;
+  EXPECT_NE(dispatcher_refusal(ethernet, shape), nullptr);
+  shape.ep = 8;
+  EXPECT_EQ(dispatcher_refusal(ethernet, shape), nullptr);
+  shape.etp = 2;
+  EXPECT_NE(dispatcher_refusal(ethernet, shape), nullptr);
+  shape.routing.dispatcher = MoeDispatcher::kAllToAll;
+  EXPECT_EQ(dispatcher_refusal(ethernet, shape), nullptr);
+  const HardwareConfig pcie = load_hardware("l40s");
+  EXPECT_FALSE(pcie.node_nvlink);
+  shape = deepseek_shape(2, 1);
+  shape.routing.dispatcher = MoeDispatcher::kDeepEp;
+  std::string refusal = "DeepEP taken on PCIe";
+  try {
+    check_dispatcher(pcie, shape);
+  } catch (const InputError& error) {
+    refusal = error.what();
+  }
+  EXPECT_NE(refusal.find("--moe-dispatcher deepep on l40s: its node has no NVLink"), std::string::npos) << refusal;
+}
+
+}  // namespace
+}  // namespace pipeplan::models

@@ -223,6 +223,20 @@ TEST(Hardware, NegativeBandwidthIsReportedAtItsLine) {
   EXPECT_NE(std::string(error.what()).find("network.bandwidth"), std::string::npos) << error.what();
 }
 
+// What a mixture of experts' dispatcher needs: on by default, false where
+// the file says so, anything else refused at its line.
+TEST(Hardware, NvlinkAndRdmaAreReadAsGiven) {
+  EXPECT_TRUE(load_hardware("h100-sxm").node_nvlink);
+  EXPECT_TRUE(load_hardware("h100-sxm").network_rdma);
+  const HardwareConfig plain =
+      load_hardware(write_temp("hw_eth.yaml", "base: h100-sxm\nnode:\n  nvlink: false\nnetwork:\n  rdma: false\n"));
+  EXPECT_FALSE(plain.node_nvlink);
+  EXPECT_FALSE(plain.network_rdma);
+  const ParseError error = parse_error_of(write_temp("hw_rdma.yaml", "base: h100-sxm\nnetwork:\n  rdma: maybe\n"));
+  EXPECT_NE(std::string(error.what()).find("network.rdma: 'maybe' is not true or false"), std::string::npos)
+      << error.what();
+}
+
 TEST(Hardware, EfficiencyAboveOneIsReportedAtItsLine) {
   const ParseError error = parse_error_of(
       write_temp("hw_eff.yaml", "base: h100-sxm\ngpu:\n  efficiency:\n    matmul:\n      max: 1.2\n"));

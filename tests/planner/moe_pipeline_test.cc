@@ -329,6 +329,27 @@ TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
   EXPECT_EQ(testing::undefined_megatron_flags(args), "") << args;
 }
 
+// DeepEP without RDMA between nodes: the search keeps its expert-parallel
+// groups within a node (of 4 GPUs here, so that Mixtral's ep 8 leaves it),
+// counting what it left out; on PCIe servers it is refused before anything
+// is searched.
+TEST(MoePipeline, DeepEpWithoutRdmaKeepsExpertGroupsInANode) {
+  planner::PlanRequest request = deepseek_request(32, 64);
+  request.model = models::load_model("mixtral-8x7b");
+  request.pp = 4;
+  request.etp = 1;
+  request.routing.dispatcher = models::MoeDispatcher::kDeepEp;
+  request.hardware.network_rdma = false;
+  request.hardware.gpus_per_node = 4;
+  const planner::PlanSearchResult result = planner::search_plans(request, 30);
+  ASSERT_FALSE(result.ranked.empty());
+  for (const planner::PlanCandidate& candidate : result.ranked) EXPECT_LE(candidate.ep * candidate.etp, 4);
+  EXPECT_GT(result.rejected.count("DeepEP across nodes without RDMA"), 0u);
+  request.hardware.network_rdma = true;
+  request.hardware.node_nvlink = false;
+  EXPECT_THROW(planner::search_plans(request, 1), InputError);
+}
+
 // The busiest of ep ranks gets at most every token's copies its experts
 // can take: ep x the average. Each candidate is costed at the imbalance
 // asked for or that, the lower; the plan says when it took less.
