@@ -283,9 +283,24 @@ Calibration calibrate(const std::vector<MeasuredRun>& runs, const CalibrationOpt
   }
   // Each parameter must move some run's prediction, and the runs must tell
   // the parameters apart, or the fit would be arbitrary.
-  const Eigen::VectorXd start = residuals.values_of(free);
-  const Eigen::VectorXd start_scale = scales(start, options.fit);
-  const Eigen::MatrixXd start_jacobian = jacobian(residuals, start, start_scale);
+  Eigen::VectorXd start = residuals.values_of(free);
+  Eigen::VectorXd start_scale = scales(start, options.fit);
+  Eigen::MatrixXd start_jacobian = jacobian(residuals, start, start_scale);
+  // A threshold (runtime.moe_layer_host binds only above the GPU's time) is
+  // flat below it: such a parameter starts again mid-range.
+  bool restarted = false;
+  for (int j = 0; j < parameters; ++j) {
+    if ((start_jacobian.col(j) * start_scale(j)).norm() < 1e-9) {
+      const FreeParameter& parameter = options.fit[static_cast<std::size_t>(j)];
+      free(j) = to_free(0.5 * (parameter.lower + parameter.upper), parameter);
+      restarted = true;
+    }
+  }
+  if (restarted) {
+    start = residuals.values_of(free);
+    start_scale = scales(start, options.fit);
+    start_jacobian = jacobian(residuals, start, start_scale);
+  }
   for (int j = 0; j < parameters; ++j) {
     if ((start_jacobian.col(j) * start_scale(j)).norm() < 1e-9) {
       throw InputError(fmt::format("--fit: {} changes none of the runs' step times; drop it",

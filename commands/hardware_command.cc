@@ -84,6 +84,7 @@ nlohmann::ordered_json hardware_json(const models::HardwareConfig& hw) {
           {"host_link", {{"bandwidth_bytes_per_s", hw.host_link.bandwidth}, {"latency_s", hw.host_link.latency_s}}},
           {"layer_overhead_s", hw.layer_overhead_s},
           {"pass_overhead_s", hw.pass_overhead_s},
+          {"moe_layer_host_s", hw.moe_layer_host_s},
           {"nodes", hw.nodes}};
 }
 
@@ -110,6 +111,11 @@ std::string hardware_text(const models::HardwareConfig& hw) {
       "  runtime        {} per layer and {} per model chunk, each forward or backward pass, outside "
       "the kernels\n",
       format_duration(hw.layer_overhead_s), format_duration(hw.pass_overhead_s));
+  if (hw.moe_layer_host_s > 0) {
+    text += fmt::format("                 a mixture-of-experts layer's pass at least {} (the host issuing it after "
+                        "dropless routing's sync)\n",
+                        format_duration(hw.moe_layer_host_s));
+  }
   text += hw.nodes > 0 ? fmt::format("  cluster        {} nodes, {} GPUs\n", hw.nodes, hw.nodes * hw.gpus_per_node)
                        : "  cluster        as many nodes as a plan asks for\n";
   return text;

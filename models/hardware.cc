@@ -297,9 +297,10 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
   if (root["gpu"] && root["gpu"]["efficiency"] && root["gpu"]["efficiency"]["matmul"]) config.matmul_given = true;
   if (const YAML::Node runtime = root["runtime"]) {
     config.runtime_given = true;
-    check_keys(runtime, file, "runtime", {"layer_overhead", "pass_overhead"});
+    check_keys(runtime, file, "runtime", {"layer_overhead", "pass_overhead", "moe_layer_host"});
     read(runtime, "layer_overhead", file, "runtime", config.layer_overhead_s, parse_seconds);
     read(runtime, "pass_overhead", file, "runtime", config.pass_overhead_s, parse_seconds);
+    read(runtime, "moe_layer_host", file, "runtime", config.moe_layer_host_s, parse_seconds);
     // A number without a unit is seconds: 0.92 is not 0.92 ms.
     if (config.layer_overhead_s > 0.01) {
       throw_at(file, runtime["layer_overhead"],
@@ -312,6 +313,11 @@ HardwareConfig read_root(const YAML::Node& root, const std::string& file, int de
                "runtime.pass_overhead: over 100 ms for one pass of a model chunk (a "
                "number without a unit is seconds); give the framework's cost per pass, "
                "e.g. 0.5ms");
+    }
+    if (config.moe_layer_host_s > 0.02) {
+      throw_at(file, runtime["moe_layer_host"],
+               "runtime.moe_layer_host: over 20 ms for the host to issue one pass of one "
+               "layer (a number without a unit is seconds); give e.g. 4ms");
     }
   }
   if (const YAML::Node nodes = root["nodes"]) {

@@ -71,7 +71,7 @@ LayerTable::LayerTable(const models::ModelLayers& layers, const models::Hardware
   const std::vector<models::LayerTimes> times = modelled_times(layers, checked_precision(hardware, shape), shape);
   for (std::size_t index = 0; index < layers.layers.size(); ++index) {
     const models::LayerCost& layer = layers.layers[index];
-    append(layer.name, layer, times[index], models::layer_overheads(layer, hardware, shape));
+    append(layer.name, layer, times[index], models::layer_overheads(layer, times[index], hardware, shape));
   }
   finish();
   pass_overhead_s_ = hardware.pass_overhead_s;
@@ -87,7 +87,7 @@ LayerTable::LayerTable(const models::LayerKinds& layers, const models::HardwareC
   std::vector<models::LayerOverheads> overheads;
   for (const models::LayerCost& kind : layers.kinds) {
     times.push_back(models::layer_times(kind, hardware, shape));
-    overheads.push_back(models::layer_overheads(kind, hardware, shape));
+    overheads.push_back(models::layer_overheads(kind, times.back(), hardware, shape));
   }
   for (int position = 0; position < layers.positions(); ++position) {
     const auto kind = static_cast<std::size_t>(layers.kind_at[static_cast<std::size_t>(position)]);

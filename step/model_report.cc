@@ -72,6 +72,7 @@ nlohmann::ordered_json terms_json(const std::vector<StepTerms>& terms) {
     if (rank.expert_gemm_s > 0) {
       row["of_gemm_expert_grouped_s"] = rank.expert_gemm_s;
       row["of_elementwise_routing_s"] = rank.routing_s;
+      row["of_overhead_moe_host_s"] = rank.moe_host_s;
     }
     json.push_back(std::move(row));
   }
@@ -79,18 +80,19 @@ nlohmann::ordered_json terms_json(const std::vector<StepTerms>& terms) {
 }
 
 // A mixture of experts' terms within the table's: its grouped GEMMs, its
-// routing kernels, its dispatch and combine (EP comm), on the rank with
-// most; and what is not modelled.
+// routing kernels, its dispatch and combine (EP comm), its passes waiting
+// on the host, on the rank with most.
 std::string experts_text(const std::vector<StepTerms>& terms) {
   const auto most = std::max_element(terms.begin(), terms.end(), [](const StepTerms& a, const StepTerms& b) {
     return a.expert_gemm_s < b.expert_gemm_s;
   });
   if (most == terms.end() || most->expert_gemm_s <= 0) return "";
   return wrap(fmt::format("  experts, rank {}: grouped GEMMs {} of its GEMM, routing (router softmax and top-k, "
-                          "permute, unpermute) {} of its elementwise, dispatch and combine {} (EP comm); dropless "
-                          "routing's host syncs and kernel launches beyond runtime.layer_overhead are not modelled",
+                          "permute, unpermute) {} of its elementwise, dispatch and combine {} (EP comm), passes "
+                          "waiting on the host after dropless routing's sync {} of its overhead "
+                          "(runtime.moe_layer_host)",
                           most->rank, format_duration(most->expert_gemm_s), format_duration(most->routing_s),
-                          format_duration(most->expert_comm_s)),
+                          format_duration(most->expert_comm_s), format_duration(most->moe_host_s)),
               "    ");
 }
 

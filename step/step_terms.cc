@@ -46,24 +46,39 @@ std::vector<models::LayerOverheads> stage_overheads(const models::ModelLayers& l
     models::LayerOverheads& sum = stages[static_cast<std::size_t>(stage)];
     sum = {hardware.pass_overhead_s, hardware.pass_overhead_s};
     for (int layer = split.first_layer(stage); layer < split.end_layer(stage); ++layer) {
+      const models::LayerCost& cost = layers.layers[static_cast<std::size_t>(layer)];
       const models::LayerOverheads own =
-          models::layer_overheads(layers.layers[static_cast<std::size_t>(layer)], hardware, shape);
+          models::layer_overheads(cost, models::layer_times(cost, hardware, shape), hardware, shape);
       sum.forward_s += own.forward_s;
       sum.backward_s += own.backward_s;
+      sum.forward_host_s += own.forward_host_s;
+      sum.backward_host_s += own.backward_host_s;
     }
   }
   return stages;
 }
 
-// The rank's share: its forwards and input-gradient passes.
-double rank_overhead_s(const std::vector<models::LayerOverheads>& stages, const sim::Schedule& schedule, int rank) {
-  double seconds = 0;
+// The rank's share: its forwards and input-gradient passes, and of them
+// the passes waiting on the host.
+struct RankOverhead {
+  double total_s = 0;
+  double host_s = 0;
+};
+RankOverhead rank_overhead(const std::vector<models::LayerOverheads>& stages, const sim::Schedule& schedule,
+                           int rank) {
+  RankOverhead sum;
   for (const sim::Action& action : schedule.actions[static_cast<std::size_t>(rank)]) {
     const models::LayerOverheads& stage = stages[static_cast<std::size_t>(action.stage)];
-    if (action.kind == sim::OpKind::kForward) seconds += stage.forward_s;
-    if (sim::produces_input_grad(action.kind)) seconds += stage.backward_s;
+    if (action.kind == sim::OpKind::kForward) {
+      sum.total_s += stage.forward_s;
+      sum.host_s += stage.forward_host_s;
+    }
+    if (sim::produces_input_grad(action.kind)) {
+      sum.total_s += stage.backward_s;
+      sum.host_s += stage.backward_host_s;
+    }
   }
-  return seconds;
+  return sum;
 }
 
 }  // namespace
@@ -81,7 +96,9 @@ std::vector<StepTerms> step_terms(const models::ModelLayers& layers, const model
     // replay's order.
     StepTerms terms;
     terms.rank = rank.rank;
-    terms.overhead_s = std::min(rank.busy_s, rank_overhead_s(overheads, schedule, rank.rank));
+    const RankOverhead overhead = rank_overhead(overheads, schedule, rank.rank);
+    terms.overhead_s = std::min(rank.busy_s, overhead.total_s);
+    terms.moe_host_s = std::min(terms.overhead_s, overhead.host_s);
     // The experts' communication as the replay left it exposed; the rest of
     // the busy time in the other terms' proportions.
     const auto index = static_cast<std::size_t>(rank.rank);

@@ -33,6 +33,9 @@ struct StepTerms {
   // grouped GEMMs; of elementwise_s, its routing (models::PassTerms).
   double expert_gemm_s = 0;
   double routing_s = 0;
+  // Of overhead_s: mixture-of-experts passes waiting on the host
+  // (runtime.moe_layer_host, models::moe_host_bound_s).
+  double moe_host_s = 0;
   double total_s() const {
     return gemm_s + attention_s + elementwise_s + tp_comm_s + cp_comm_s + shard_comm_s + expert_comm_s + overhead_s +
            port_shared_s + p2p_exposed_s + bubble_s + dp_sync_s + optimizer_s;

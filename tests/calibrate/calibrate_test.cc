@@ -149,6 +149,26 @@ TEST(Calibrate, AThirdHeldOutStaysWithinTwoPointsOfTheFit) {
   EXPECT_LE(fit.fitted.mean_abs, 0.03);
 }
 
+TEST(Calibrate, TheMoeHostTimeIsFittedFromAFlatStart) {
+  // Megatron-MoE-ModelZoo's Qwen3-235B-A22B runs (reference.md, "MoE runs
+  // and per-stage memory"): at 0 the host's time binds no pass, so the fit
+  // starts mid-range. It must land on a host time of a few milliseconds,
+  // bring the TP 4 EP 8 run (29.0 s, host-bound) within 10 %, and leave
+  // the TP 2 EP 32 DeepEP run (19.7 s, GPU-bound) as it was.
+  std::vector<MeasuredRun> runs = read_runs_yaml(testing::kConfigs + "/calibration/modelzoo-qwen3-h100.yaml");
+  models::HardwareConfig unbound = models::load_hardware("dgx-h100-cluster");
+  unbound.moe_layer_host_s = 0;
+  const std::vector<RunPrediction> before = predict_runs(runs, &unbound);
+  ASSERT_EQ(before.size(), 4u);
+  EXPECT_LT(before[3].error, -0.25);  // 19.3 s against 29.0 s
+  const Calibration fit = calibrate(runs, {parse_fit("runtime.moe_layer_host")});
+  ASSERT_EQ(fit.parameters.size(), 1u);
+  EXPECT_GT(fit.parameters[0].value, 2e-3);
+  EXPECT_LT(fit.parameters[0].value, 8e-3);
+  EXPECT_LT(std::abs(fit.rows[3].error), 0.10);
+  EXPECT_NEAR(fit.rows[0].error, before[0].error, 1e-9);
+}
+
 TEST(Calibrate, RecoversTheParametersTheRunsWereMadeWith) {
   const Calibration fit = calibrate(synthetic_runs(truth()), ceilings());
   ASSERT_EQ(fit.parameters.size(), 2u);

@@ -237,6 +237,13 @@ TEST(Hardware, NvlinkAndRdmaAreReadAsGiven) {
       << error.what();
 }
 
+TEST(Hardware, AHostTimeWithoutItsUnitIsRefusedAtItsLine) {
+  const ParseError error =
+      parse_error_of(write_temp("hw_host.yaml", "base: h100-sxm\nruntime:\n  moe_layer_host: 4.9\n"));
+  EXPECT_EQ(error.line(), 3);
+  EXPECT_NE(std::string(error.what()).find("runtime.moe_layer_host: over 20 ms"), std::string::npos) << error.what();
+}
+
 TEST(Hardware, EfficiencyAboveOneIsReportedAtItsLine) {
   const ParseError error = parse_error_of(
       write_temp("hw_eff.yaml", "base: h100-sxm\ngpu:\n  efficiency:\n    matmul:\n      max: 1.2\n"));
@@ -291,7 +298,7 @@ gpu:
   gemm_tiles: [{rows: 64, columns: 64, share: 0.5}]
   efficiency: {matmul: {kernel_overhead: 7us}}
 node: {bus_bandwidth: 300GB/s}
-runtime: {pass_overhead: 0.5ms, layer_overhead: 0.25ms}
+runtime: {pass_overhead: 0.5ms, layer_overhead: 0.25ms, moe_layer_host: 3ms}
 )",
                                                 "tiles.yaml");
   EXPECT_EQ(hw.gpu.sms, 100);
@@ -302,6 +309,7 @@ runtime: {pass_overhead: 0.5ms, layer_overhead: 0.25ms}
   EXPECT_DOUBLE_EQ(hw.node_link.bus_bandwidth, 300e9);
   EXPECT_DOUBLE_EQ(hw.pass_overhead_s, 5e-4);
   EXPECT_DOUBLE_EQ(hw.layer_overhead_s, 2.5e-4);
+  EXPECT_DOUBLE_EQ(hw.moe_layer_host_s, 3e-3);
   EXPECT_EQ(hw.gpu.matmul.max_fraction, load_hardware("h100-sxm").gpu.matmul.max_fraction);
 }
 

@@ -64,8 +64,9 @@ TEST(StepTerms, EveryRankAddsUpToTheIteration) {
   }
 }
 
-// A mixture of experts' parts of two terms: its grouped GEMMs within GEMM,
-// its routing within elementwise; a dense model has neither.
+// A mixture of experts' parts of three terms: its grouped GEMMs within
+// GEMM, its routing within elementwise, its passes waiting on the host
+// within overhead; a dense model has none.
 TEST(StepTerms, ExpertsGroupedGemmsAndRoutingArePartsOfTheirTerms) {
   // GPT-3's setup (t4 d4, sequence parallel) with Mixtral's experts over 8 of the 16 ranks.
   models::TrainingShape shape = gpt3_shape();
@@ -78,10 +79,16 @@ TEST(StepTerms, ExpertsGroupedGemmsAndRoutingArePartsOfTheirTerms) {
     EXPECT_GT(terms.routing_s, 0);
     EXPECT_LT(terms.routing_s, terms.elementwise_s);
     EXPECT_NEAR(terms.total_s(), moe.iteration_time_s, 1e-12 * moe.iteration_time_s);
+    // Each of the rank's 16 layers x 8 micro-batches x 2 passes pays the
+    // fixed overhead or waits on the host: the wait is what lies beyond it.
+    EXPECT_GT(terms.moe_host_s, 0);
+    EXPECT_NEAR(terms.overhead_s - terms.moe_host_s, 16 * 8 * 2 * models::load_hardware("h100-sxm").layer_overhead_s,
+                1e-12);
   }
   for (const StepTerms& terms : explained("gpt3-175b", "h100-sxm", gpt3_shape(), 8, 16, "1F1B").terms) {
     EXPECT_EQ(terms.expert_gemm_s, 0);
     EXPECT_EQ(terms.routing_s, 0);
+    EXPECT_EQ(terms.moe_host_s, 0);
   }
 }
 
