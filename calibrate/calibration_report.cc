@@ -57,10 +57,13 @@ struct YamlTree {
 }  // namespace
 
 std::string runs_table(const std::vector<RunPrediction>& rows) {
-  std::string text = fmt::format("  {:<28} {:>13} {:>13} {:>9} {:>8} {:>8}  {}\n", "run", "measured", "predicted",
-                                 "error", "MFU", "pred MFU", "");
+  // The names' column as wide as the longest, so that every row lines up.
+  std::size_t width = 28;
+  for (const RunPrediction& row : rows) width = std::max(width, row.run.name.size());
+  std::string text = fmt::format("  {:<{}} {:>13} {:>13} {:>9} {:>8} {:>8}  {}\n", "run", width, "measured",
+                                 "predicted", "error", "MFU", "pred MFU", "");
   for (const RunPrediction& row : rows) {
-    text += fmt::format("  {:<28} {:>13} {:>13} {:>9} {:>8} {:>8}  {}{}\n", row.run.name,
+    text += fmt::format("  {:<{}} {:>13} {:>13} {:>9} {:>8} {:>8}  {}{}\n", row.run.name, width,
                         format_duration(row.run.step_time_s), format_duration(row.predicted_s), percent(row.error),
                         row.run.mfu ? fmt::format("{:.1f} %", *row.run.mfu * 100) : "-",
                         fmt::format("{:.1f} %", row.predicted_mfu * 100), row.held_out ? "held out" : "",

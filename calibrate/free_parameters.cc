@@ -34,7 +34,7 @@ const std::vector<FreeParameter>& free_parameters() {
       {"runtime.layer_overhead", 0.0, 2e-3, "seconds per layer per forward or backward pass outside its kernels",
        [](models::HardwareConfig& hw) -> double& { return hw.layer_overhead_s; }},
       {"runtime.moe_layer_host", 0.0, 10e-3,
-       "seconds the host takes to issue one pass of one mixture-of-experts layer (dropless routing syncs it)",
+       "seconds the host takes to issue one pass of one mixture-of-experts layer (its router syncs the host)",
        [](models::HardwareConfig& hw) -> double& { return hw.moe_layer_host_s; }},
       {"runtime.pass_overhead", 0.0, 2e-3, "seconds per forward or backward pass of a model chunk outside its kernels",
        [](models::HardwareConfig& hw) -> double& { return hw.pass_overhead_s; }},

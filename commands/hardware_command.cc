@@ -113,7 +113,7 @@ std::string hardware_text(const models::HardwareConfig& hw) {
       format_duration(hw.layer_overhead_s), format_duration(hw.pass_overhead_s));
   if (hw.moe_layer_host_s > 0) {
     text += fmt::format("                 a mixture-of-experts layer's pass at least {} (the host issuing it after "
-                        "dropless routing's sync)\n",
+                        "router's sync)\n",
                         format_duration(hw.moe_layer_host_s));
   }
   text += hw.nodes > 0 ? fmt::format("  cluster        {} nodes, {} GPUs\n", hw.nodes, hw.nodes * hw.gpus_per_node)

@@ -112,7 +112,7 @@ struct HardwareConfig {
   double layer_overhead_s = 0;
   double pass_overhead_s = 0;
   // The host's time to issue one pass of one mixture-of-experts layer: with
-  // dropless routing's sync per forward the pass takes at least this
+  // the router's sync per forward the pass takes at least this
   // (models::moe_host_bound_s).
   double moe_layer_host_s = 0;
   // What the dispatchers of a mixture of experts need: NVLink between a

@@ -63,7 +63,7 @@ double pass_time_s(const PassWork& pass, const HardwareConfig& hardware, const T
 // input-gradient passes (the hardware's runtime.layer_overhead, per
 // transformer layer; the backward pays it twice under full recomputation,
 // which runs the forward's kernels again). Chunks' pass_overhead apart.
-// A mixture of experts routed dropless pays at least the host's time to
+// A mixture of experts' layer pays at least the host's time to
 // issue the pass (moe_host_bound_s) instead: `times` are its kernels'.
 struct LayerOverheads {
   double forward_s = 0;
@@ -75,7 +75,7 @@ struct LayerOverheads {
 LayerOverheads layer_overheads(const LayerCost& layer, const LayerTimes& times, const HardwareConfig& hardware,
                                const TrainingShape& shape);
 
-// Dropless routing sizes the grouped GEMMs and the dispatch's splits on the
+// The router's counts size the grouped GEMMs and the dispatch's splits on the
 // host: each MoE layer's forward copies its token counts per expert to the
 // host and waits for them (Megatron-core's token dispatchers: tolist() of
 // the splits; DeepEP's dispatch returns the counts per expert as a host
@@ -83,9 +83,9 @@ LayerOverheads layer_overheads(const LayerCost& layer, const LayerTimes& times, 
 // the layer takes at least the host's time to issue its kernels
 // (runtime.moe_layer_host), however little GPU work it has: `kernels_s`
 // more seconds of it are exposed. A recomputed router syncs again in the
-// backward. 0 for a dense layer or a capacity-capped (token-dropping) one.
-double moe_host_bound_s(const LayerCost& layer, const HardwareConfig& hardware, const TrainingShape& shape,
-                        bool backward, double kernels_s);
+// backward. A capacity factor syncs too: only padding every expert to its
+// capacity (not modelled) would fix the sizes. 0 for a dense layer.
+double moe_host_bound_s(const LayerCost& layer, const HardwareConfig& hardware, bool backward, double kernels_s);
 
 // What `hidden_s` seconds of a collective beside compute cost that compute:
 // its kernels hold gpu.collective_sms of the SMs for as long.

@@ -89,7 +89,7 @@ std::string experts_text(const std::vector<StepTerms>& terms) {
   if (most == terms.end() || most->expert_gemm_s <= 0) return "";
   return wrap(fmt::format("  experts, rank {}: grouped GEMMs {} of its GEMM, routing (router softmax and top-k, "
                           "permute, unpermute) {} of its elementwise, dispatch and combine {} (EP comm), passes "
-                          "waiting on the host after dropless routing's sync {} of its overhead "
+                          "waiting on the host after the router's sync {} of its overhead "
                           "(runtime.moe_layer_host)",
                           most->rank, format_duration(most->expert_gemm_s), format_duration(most->routing_s),
                           format_duration(most->expert_comm_s), format_duration(most->moe_host_s)),
