@@ -49,6 +49,7 @@ class RunReader {
                 "peak_memory",
                 "ep",
                 "etp",
+                "mtp_layers",
                 "moe_dispatcher",
                 "moe_a2a_overlap",
                 "layout"});
@@ -95,6 +96,7 @@ class RunReader {
     }
     run.job.ep = count("ep", false).value_or(1);
     run.job.etp = count("etp", false).value_or(0);
+    run.job.mtp_layers = count("mtp_layers", false).value_or(0);
     if (node_["moe_dispatcher"]) {
       run.job.routing.dispatcher =
           parse_at(node_["moe_dispatcher"], file_, "moe_dispatcher", [](const std::string& value, const std::string&) {
@@ -221,7 +223,8 @@ step::PipelineSetup run_setup(const MeasuredRun& run, const models::ModelConfig&
   setup.shape = models::shape_of(run.job, run.seq);
   setup.split = run.split;
   if (!run.layout.empty()) {
-    setup.split = step::split_from_layout(run.layout, model.layers, run.job.pp * run.job.virtual_stages);
+    setup.split =
+        step::split_from_layout(run.layout, model.layers, run.job.pp * run.job.virtual_stages, run.job.mtp_layers);
   }
   return setup;
 }

@@ -97,11 +97,13 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   run.job.microbatches = candidate.microbatches;
   run.job.recompute = candidate.recompute;
   run.job.recompute_modules = candidate.recompute_modules;
+  run.job.mtp_layers = candidate.mtp_layers;
   run.pipeline_only = true;
   // The split the plan file states as a Megatron layout (what validate ran).
   run.split = plan.layout.empty() ? candidate.split
                                   : step::split_from_layout(plan.layout, models::load_model(plan.model).layers,
-                                                            candidate.pp * candidate.virtual_stages);
+                                                            candidate.pp * candidate.virtual_stages,
+                                                            candidate.mtp_layers);
   run.step_time_s = measured;
   return run;
 }

@@ -64,6 +64,7 @@ void add_shape_options(CLI::App& command, ShapeOptions& options, bool with_data_
   command.add_option("--ep", layout.ep, layout_help("ep"))->capture_default_str();
   add_routing_options(command, layout.routing);
   add_layout_option<int>(command, "etp", layout, layout_help("etp", "t"));
+  add_layout_option<int>(command, "mtp-layers", layout, layout_help("mtp-layers", "0"));
   add_runtime_flags(command, layout.runtime);
 }
 

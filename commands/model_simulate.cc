@@ -42,7 +42,9 @@ step::StageSplit resolve_split(const ModelRun& run, const models::ModelLayers& l
     return step::split_from_counts(counts, layers.transformer_layers());
   }
   if (run.layout_plan) return planner::plan_layout_split(*run.layout_plan, layers.transformer_layers(), stages);
-  if (run.layout) return step::split_from_layout(*run.layout, layers.transformer_layers(), stages);
+  if (run.layout) {
+    return step::split_from_layout(*run.layout, layers.transformer_layers(), stages, run.setup.shape.mtp_layers);
+  }
   return step::even_split(layers.transformer_layers(), stages);
 }
 

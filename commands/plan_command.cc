@@ -35,6 +35,7 @@ struct PlanOptions {
   int seq = 0;
   std::optional<std::string> memory_cap;
   std::optional<int> tp, cp, pp, dp, micro_batch_size, virtual_stages, zero, ep, etp;
+  int mtp_layers = 0;
   models::MoeRouting routing;
   std::optional<std::string> schedule, recompute, recompute_modules;
   bool recompute_in_bubbles = false;
@@ -68,6 +69,10 @@ double parse_fraction(const std::string& text, const char* option) {
 
 // Options that only some settings read are refused under the others.
 void check_option_use(const PlanOptions& options, const CLI::App& command) {
+  if (options.mtp_layers < 0) {
+    throw InputError(fmt::format("--mtp-layers must be >= 0 (got {}): the multi-token prediction modules to train",
+                                 options.mtp_layers));
+  }
   if (given(command, "balance-slack") && (options.partition != "memory" || options.objective == "memory")) {
     throw InputError("--balance-slack trades time for memory in --partition memory with --objective throughput; "
                      "drop it here");
@@ -145,6 +150,7 @@ planner::PlanRequest make_request(const PlanOptions& options, models::HardwareCo
   request.dp = options.dp;
   request.ep = options.ep;
   request.etp = options.etp;
+  request.mtp_layers = options.mtp_layers;
   request.routing = options.routing;
   if (options.sequence_parallel_option->count() > 0) request.sequence_parallel = options.sequence_parallel;
   if (options.zero) {
@@ -287,6 +293,7 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
   command->add_option("--ep", options->ep,
                       layout_help("ep", "searched, every ep dividing the experts and t x c x d / etp"));
   command->add_option("--etp", options->etp, layout_help("etp", "searched, 1 or t"));
+  command->add_option("--mtp-layers", options->mtp_layers, layout_help("mtp-layers", "0"));
   add_routing_options(*command, options->routing);
   options->sequence_parallel_option =
       command->add_flag("--sequence-parallel,!--no-sequence-parallel", options->sequence_parallel,

@@ -231,6 +231,7 @@ void read_experts(const Config& config, Family family, ModelConfig& model) {
       moe.expert_ffn = config.small("moe_intermediate_size", true);
       moe.shared_experts = config.small("n_shared_experts", false, 0, 0);
       moe.dense_layers = config.small("first_k_dense_replace", false, 0, 0);
+      model.mtp_layers = config.small("num_nextn_predict_layers", false, 0, 0);
       if (config.integer("moe_layer_freq", false, 1) != 1) {
         config.fail("moe_layer_freq", "is not 1: dense layers between expert layers are not read");
       }

@@ -96,6 +96,9 @@ struct RankLayout {
   // t x c x d ranks fold into etp x ep x (expert data-parallel) ranks.
   int ep = 1;
   int etp = 0;
+  // Multi-token prediction modules trained (Megatron's --mtp-num-layers, at
+  // most the model's): costed with the loss, on the last stage.
+  int mtp_layers = 0;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::kNone;
   unsigned recompute_modules = kDefaultRecomputeModules;  // with kSelective: RecomputeModule bits

@@ -118,4 +118,12 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape);
 LayerCost embedding_layer(const ModelConfig& model, const RankShape& shape);
 LayerCost output_layer(const ModelConfig& model, const RankShape& shape);
 
+// Adds `part`'s work, parameters and memory to `into` (one layer running
+// both, one after the other).
+void absorb(LayerCost& into, const LayerCost& part);
+// Adds `modules` multi-token prediction modules, each with a copy of
+// `block` (the model's last), to the output layer (models/mtp_layers.cc).
+void add_mtp_modules(LayerCost& output, const ModelConfig& model, const RankShape& shape, const LayerCost& block,
+                     int modules);
+
 }  // namespace pipeplan::models::detail

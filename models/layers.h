@@ -153,6 +153,8 @@ struct LayerCost {
   // recomputation less this M_B).
   std::int64_t recompute_bytes = 0;
   std::int64_t output_bytes = 0;       // sent to the next stage if a boundary follows
+  // The output layer: the multi-token prediction blocks it runs too.
+  int mtp_blocks = 0;
 };
 
 struct ModelLayers {

@@ -100,8 +100,8 @@ void read_recompute(std::string_view text, std::string_view field, JobLayout& la
   layout.stage_recompute.clear();
 }
 
-const std::array<LayoutField, 27>& table() {
-  static const std::array<LayoutField, 27> fields{{
+const std::array<LayoutField, 28>& table() {
+  static const std::array<LayoutField, 28> fields{{
       size_field<&JobLayout::tp>("tp", "tp", "Tensor-parallel size t (within an NVLink domain)"),
       size_field<&JobLayout::cp>(
           "cp", "cp",
@@ -124,6 +124,15 @@ const std::array<LayoutField, 27>& table() {
           [](const JobLayout& layout) {
             return layout.ep > 1 || layout.etp > 0 ? std::to_string(layout.expert_tp()) : "";
           }),
+      {"mtp_layers", "mtp-layers",
+       "Multi-token prediction modules to train, at most the model's (Megatron's --mtp-num-layers): each a "
+       "projection, a block like the last and the shared output head, on the output layer's stage ('m' before "
+       "'L' in a --layout)",
+       FieldKind::kValue,
+       [](std::string_view text, std::string_view field, JobLayout& layout) {
+         layout.mtp_layers = read_whole(text, field, 0);
+       },
+       [](const JobLayout& layout) { return layout.mtp_layers > 0 ? std::to_string(layout.mtp_layers) : ""; }},
       routing_number<&MoeRouting::load_imbalance, 1>(
           "moe_load_imbalance", "moe-load-imbalance",
           "Routed tokens the busiest expert-parallel rank gets over the average in expectation, 1 to min(ep, "

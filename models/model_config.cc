@@ -25,9 +25,9 @@
 namespace pipeplan::models {
 namespace {
 
-constexpr std::array<std::string_view, 19> kTopKeys{
+constexpr std::array<std::string_view, 20> kTopKeys{
     "name", "aliases", "source", "layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab", "context", "norm",
-    "mlp", "position_embedding", "tied_embeddings", "biases", "dropout", "moe", "mla"};
+    "mlp", "position_embedding", "tied_embeddings", "biases", "dropout", "mtp_layers", "moe", "mla"};
 constexpr std::array<std::string_view, 7> kMoeKeys{
     "experts", "top_k", "expert_ffn", "shared_experts", "dense_layers", "router_groups", "router_group_top_k"};
 constexpr std::array<std::string_view, 5> kMlaKeys{"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
@@ -231,6 +231,7 @@ ModelConfig parse_root(const YAML::Node& root, const std::string& file) {
   model.tied_embeddings = fields.flag("tied_embeddings", false);
   model.biases = fields.flag("biases", false);
   model.dropout = fields.flag("dropout", false);
+  model.mtp_layers = fields.small_integer("mtp_layers", false, 0, 0);
   if (fields.has("moe")) model.moe = parse_moe(section_map(fields, "moe", file), file, model.layers);
   if (fields.has("mla")) {
     model.mla = parse_mla(section_map(fields, "mla", file), file);

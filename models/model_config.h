@@ -59,6 +59,10 @@ struct ModelConfig {
   bool tied_embeddings = false;
   bool biases = false;   // linear layers carry biases (GPT-3, Megatron's GPT)
   bool dropout = false;  // hidden and attention dropout (their masks are stored)
+  // Multi-token prediction modules (DeepSeek-V3: 1), each predicting one more
+  // token ahead: a projection, one block like the last and the shared output
+  // head. What a run trains of them is its --mtp-layers.
+  int mtp_layers = 0;
   MoeConfig moe;
   MlaConfig mla;
 };

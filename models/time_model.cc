@@ -257,20 +257,32 @@ double pass_time_s(const PassWork& pass, const HardwareConfig& hardware, const T
   return pass_terms(pass, hardware, shape).total_s();
 }
 
+namespace {
+
+// Transformer blocks a layer runs: one, or the output layer's multi-token
+// prediction blocks.
+double blocks_in(const LayerCost& layer) {
+  if (layer.kind == LayerKind::kTransformer) return 1;
+  return layer.kind == LayerKind::kLoss ? layer.mtp_blocks : 0;
+}
+
+}  // namespace
+
 double moe_host_bound_s(const LayerCost& layer, const HardwareConfig& hardware, bool backward, double kernels_s) {
   if (layer.forward.routing_bytes <= 0) return 0;
   const double issues = backward && layer.recompute.routing_bytes > 0 ? 2 : 1;
-  return issues * hardware.moe_layer_host_s - kernels_s;
+  return issues * blocks_in(layer) * hardware.moe_layer_host_s - kernels_s;
 }
 
 LayerOverheads layer_overheads(const LayerCost& layer, const LayerTimes& times, const HardwareConfig& hardware,
                                const TrainingShape& shape) {
-  if (layer.kind != LayerKind::kTransformer) return {};
+  const double blocks = blocks_in(layer);
+  if (blocks == 0) return {};
   const double forwards_in_backward = shape.recompute == Recompute::kFull ? 2 : 1;
   const double forward_host = moe_host_bound_s(layer, hardware, false, times.forward_s);
   const double backward_host = moe_host_bound_s(layer, hardware, true, times.backward_input_s + times.backward_weight_s);
-  const double forward_fixed = hardware.layer_overhead_s;
-  const double backward_fixed = hardware.layer_overhead_s * forwards_in_backward;
+  const double forward_fixed = hardware.layer_overhead_s * blocks;
+  const double backward_fixed = hardware.layer_overhead_s * blocks * forwards_in_backward;
   return {std::max(forward_fixed, forward_host), std::max(backward_fixed, backward_host),
           std::max(0.0, forward_host - forward_fixed), std::max(0.0, backward_host - backward_fixed)};
 }

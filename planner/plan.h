@@ -49,6 +49,9 @@ struct PlanRequest {
   // and the routing's load (models::TrainingShape).
   std::optional<int> ep, etp;
   models::MoeRouting routing;
+  // Multi-token prediction modules trained (fixed, not searched): with the
+  // loss, and context parallelism off (models::JobLayout::mtp_layers).
+  int mtp_layers = 0;
   std::optional<std::string> schedule;
   std::optional<models::Recompute> recompute;
   // Also try each recomputing candidate of a generated schedule with its

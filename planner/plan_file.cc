@@ -128,7 +128,7 @@ std::string write_plan_yaml(const PlanFile& file) {
     }
   }
   out << YAML::Key << "layout" << YAML::Value << YAML::DoubleQuoted
-      << (file.layout.empty() ? step::format_layout(p.split) : file.layout);
+      << (file.layout.empty() ? step::format_layout(p.split, p.mtp_layers) : file.layout);
   if (!file.profile.empty()) out << YAML::Key << "profile" << YAML::Value << file.profile;
   if (file.memory_cap_bytes > 0) out << YAML::Key << "memory_cap_bytes" << YAML::Value << file.memory_cap_bytes;
   out << YAML::Key << "predicted" << YAML::Value << YAML::BeginMap;

@@ -132,7 +132,7 @@ nlohmann::ordered_json model_simulation_to_json(const ModelSimulation& simulatio
   json["tokens_per_s"] = simulation.tokens_per_s;
   json["mfu"] = simulation.mfu;
   json["gpus"] = simulation.gpus;
-  json["layout"] = format_layout(simulation.split);
+  json["layout"] = format_layout(simulation.split, simulation.mtp_layers);
   json["stage_layers"] = simulation.split.transformer_layer_counts();
   json["cost_source"] = simulation.cost_source;
   auto& ranks = json["ranks_detail"];
@@ -183,7 +183,7 @@ std::string model_simulation_summary(const ModelSimulation& simulation) {
                         "collectives use, on the rank with most\n",
                         format_duration(*most));
   }
-  text += fmt::format("  layout                 {}\n", format_layout(simulation.split));
+  text += fmt::format("  layout                 {}\n", format_layout(simulation.split, simulation.mtp_layers));
   text += fmt::format("  {:>5} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10} {:>10}  {}\n", "rank", "weights", "grads",
                       "optimizer", "activations", "logits", "buffers", "total", "layers");
   for (std::size_t rank = 0; rank < simulation.memory.size(); ++rank) {

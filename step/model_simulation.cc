@@ -157,7 +157,8 @@ ModelSimulation simulate_rank_platforms(const sim::Schedule& schedule, const Mod
   // account below must see too).
   const std::optional<sim::PipelineCosts> shared = sim::port_shared_costs(schedule, costs.costs, topology);
   const sim::PipelineCosts& replayed = shared ? *shared : costs.costs;
-  ModelSimulation result{sim::simulate(schedule, replayed, topology, run), std::move(split), {}, {}};
+  ModelSimulation result{sim::simulate(schedule, replayed, topology, run), std::move(split), setup.shape.mtp_layers,
+                         {}, {}};
   for (const sim::RankPort& port : topology.ports) result.report.rank_nodes.push_back(port.node);
   for (int rank = 0; rank < schedule.ranks; ++rank) {
     const StaticMemory& memory = costs.static_memory[static_cast<std::size_t>(rank)];

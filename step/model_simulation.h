@@ -57,6 +57,7 @@ struct MemoryBreakdown {
 struct ModelSimulation {
   sim::SimulationReport report;
   StageSplit split{std::vector<int>{0, 1}};
+  int mtp_layers = 0;  // multi-token prediction modules, run with the loss (its layout's 'm')
   std::vector<MemoryBreakdown> memory;           // per pipeline rank
   std::vector<std::vector<std::string>> layers;  // per pipeline rank (filled by simulate_model)
   double pipeline_s = 0;        // the schedule's cost (largest rank span)

@@ -29,6 +29,23 @@ struct LayoutUnit {
 constexpr std::int64_t kMaxStages = 1'000'000;
 
 // Parses "(ab|)*2" and "t*3"; commas and spaces are dropped. Parentheses do not nest.
+// The multi-token prediction modules run with the loss: as many 'm' as
+// --mtp-layers, just before L in its stage, or none (then they go there).
+void check_mtp_letters(std::string_view layout, const std::string& flat, int mtp_layers) {
+  const auto written = std::count(flat.begin(), flat.end(), 'm');
+  if (written == 0) return;
+  if (written != mtp_layers) {
+    bad_layout(layout, fmt::format("it holds {} multi-token prediction layer(s) ('m') but --mtp-layers is {}; give "
+                                   "--mtp-layers {}",
+                                   written, mtp_layers, written));
+  }
+  const std::size_t first = flat.find('m');
+  if (flat.find_first_not_of('m', first) != flat.find('L')) {
+    bad_layout(layout, "the multi-token prediction layers ('m') run with the loss: write them just before L, in its "
+                       "stage (e.g. '...|t*2mL')");
+  }
+}
+
 std::vector<LayoutUnit> layout_units(std::string_view layout) {
   std::string flat;
   for (char c : layout) {
@@ -69,9 +86,9 @@ std::vector<LayoutUnit> layout_units(std::string_view layout) {
       ++i;
     }
     for (char c : unit.letters) {
-      if (c == 'm') bad_layout(layout, "multi-token prediction layers ('m') are not modelled");
-      if (std::string_view("EtL|").find(c) == std::string_view::npos) {
-        bad_layout(layout, fmt::format("unknown layer letter {} (known: E, t, L)", quoted_input(std::string_view(&c, 1))));
+      if (std::string_view("EtmL|").find(c) == std::string_view::npos) {
+        bad_layout(layout,
+                   fmt::format("unknown layer letter {} (known: E, t, m, L)", quoted_input(std::string_view(&c, 1))));
       }
     }
     unit.count = read_count(i);
@@ -168,7 +185,7 @@ StageSplit split_from_counts(const std::vector<int>& blocks_per_stage, int trans
   return StageSplit(std::move(boundaries));
 }
 
-StageSplit split_from_layout(std::string_view layout, int transformer_layers, int stages) {
+StageSplit split_from_layout(std::string_view layout, int transformer_layers, int stages, int mtp_layers) {
   const std::vector<LayoutUnit> units = layout_units(layout);
   // The counts first, so that no repeat is expanded beyond the model.
   const std::int64_t blocks = expanded_count(units, 't');
@@ -186,6 +203,7 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
     bad_layout(layout, fmt::format("its {} stages cannot each hold a layer of {}", layout_stages, transformer_layers + 2));
   }
   const std::string flat = expand(units);
+  check_mtp_letters(layout, flat, mtp_layers);
   std::vector<int> boundaries{0};
   int layer = 0;
   bool seen_embedding = false, seen_output = false;
@@ -226,7 +244,7 @@ int layout_stage_count(std::string_view layout) {
   return static_cast<int>(stages);
 }
 
-std::string format_layout(const StageSplit& split) {
+std::string format_layout(const StageSplit& split, int mtp_layers) {
   std::string layout;
   const int output = split.layer_count() - 1;
   for (int stage = 0; stage < split.stages(); ++stage) {
@@ -235,7 +253,9 @@ std::string format_layout(const StageSplit& split) {
     const int blocks = split.transformer_layers(stage);
     if (blocks == 1) layout += 't';
     if (blocks > 1) layout += fmt::format("t*{}", blocks);
-    if (split.first_layer(stage) <= output && split.end_layer(stage) > output) layout += 'L';
+    if (split.first_layer(stage) <= output && split.end_layer(stage) > output) {
+      layout += std::string(static_cast<std::size_t>(mtp_layers), 'm') + 'L';
+    }
   }
   return layout;
 }

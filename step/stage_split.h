@@ -42,15 +42,17 @@ StageSplit split_from_counts(const std::vector<int>& blocks_per_stage, int trans
 
 // Megatron's pipeline_model_parallel_layout ("Et*3|(tt|)*29,m|L"): stages
 // separated by '|', E embedding, t block, L output layer and loss, "x*n"
-// and "(...)*n" repeat, commas are cosmetic. MTP layers ('m') are not
-// modelled. The stage count must be `stages`.
-StageSplit split_from_layout(std::string_view layout, int transformer_layers, int stages);
+// and "(...)*n" repeat, commas are cosmetic. Multi-token prediction layers
+// ('m') run with the loss: `mtp_layers` of them just before L, or none.
+// The stage count must be `stages`.
+StageSplit split_from_layout(std::string_view layout, int transformer_layers, int stages, int mtp_layers = 0);
 
 // The number of stages a layout string describes.
 int layout_stage_count(std::string_view layout);
 
-// The Megatron layout string of a split, e.g. "Et*18|t*22|t*22|t*18L".
-std::string format_layout(const StageSplit& split);
+// The Megatron layout string of a split, e.g. "Et*18|t*22|t*22|t*18L", with
+// `mtp_layers` 'm' before L ("...|t*18mL").
+std::string format_layout(const StageSplit& split, int mtp_layers = 0);
 
 // "18,22,22,18"
 std::vector<int> parse_layer_counts(std::string_view text);

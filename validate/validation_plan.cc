@@ -59,7 +59,8 @@ ValidationPlan prepare_validation(const std::string& plan_path, int launched_ran
       models::expand_layers(plan.model, models::shape_of(candidate, plan.file.seq_len));
   plan.split = plan.file.layout.empty()
                    ? candidate.split
-                   : step::split_from_layout(plan.file.layout, layers.transformer_layers(), schedule.stages);
+                   : step::split_from_layout(plan.file.layout, layers.transformer_layers(), schedule.stages,
+                                             candidate.mtp_layers);
   if (plan.split.stages() != schedule.stages) {
     throw InputError(fmt::format("the plan's split has {} stages but its schedule {} has {}", plan.split.stages(),
                                  schedule.name, schedule.stages));

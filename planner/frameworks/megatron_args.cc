@@ -60,6 +60,7 @@ std::string expert_arguments(const PlanCandidate& plan, const models::ModelConfi
   if (plan.routing.capacity_factor > 0) {
     args += fmt::format(" --moe-expert-capacity-factor {} --moe-token-drop-policy probs", plan.routing.capacity_factor);
   }
+  if (plan.mtp_layers > 0) args += fmt::format(" --mtp-num-layers {}", plan.mtp_layers);
   return args;
 }
 
@@ -82,7 +83,7 @@ MegatronPlacement megatron_placement(const PlanCandidate& plan) {
   }
   bool all_equal = true;
   for (int count : counts) all_equal &= count == counts.front();
-  if (!all_equal) placement.layout = step::format_layout(plan.split);
+  if (!all_equal) placement.layout = step::format_layout(plan.split, plan.mtp_layers);
   return placement;
 }
 

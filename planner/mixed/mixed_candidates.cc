@@ -292,7 +292,7 @@ std::optional<step::StageSplit> MixedCandidates::split_of(const std::vector<cons
   const int stages = context.schedule.stages;
   const int blocks = stage_layers.front()->blocks();
   if (request_.layer_counts) return step::split_from_counts(*request_.layer_counts, blocks);
-  if (request_.layout) return step::split_from_layout(*request_.layout, blocks, stages);
+  if (request_.layout) return step::split_from_layout(*request_.layout, blocks, stages, request_.mtp_layers);
   const auto at = [&](int stage) -> const LayerContext& { return *stage_layers[static_cast<std::size_t>(stage)]; };
   const auto time = [&](int stage, int i, int j) { return at(stage).table().stage_time_s(i, j); };
   const auto any = [](int, int, int) { return true; };

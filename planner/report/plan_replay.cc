@@ -19,7 +19,7 @@ step::PipelineSetup plan_setup(const PlanCandidate& plan, int seq_len) {
 
 step::StageSplit plan_layout_split(const PlanFile& file, int transformer_layers, int stages) {
   try {
-    return step::split_from_layout(file.layout, transformer_layers, stages);
+    return step::split_from_layout(file.layout, transformer_layers, stages, file.plan.mtp_layers);
   } catch (const InputError& error) {
     if (file.path.empty()) throw;
     std::string message = error.what();

@@ -64,7 +64,7 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"tp_comm_overlap", c.runtime.tp_comm_overlap},
           {"precision", c.runtime.fp8 ? "fp8" : "bf16"},
           {"stage_layers", c.split.transformer_layer_counts()},
-          {"layout", step::format_layout(c.split)},
+          {"layout", step::format_layout(c.split, c.mtp_layers)},
           {"iteration_time_s", c.iteration_time_s},
           {"tokens_per_s", c.tokens_per_s},
           {"mfu", c.mfu},
@@ -78,7 +78,7 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
 nlohmann::ordered_json simulation_json(const PlanCandidate& plan, const step::ModelSimulation& simulation) {
   nlohmann::ordered_json json = candidate_json(plan);
   json["stage_layers"] = simulation.split.transformer_layer_counts();
-  json["layout"] = step::format_layout(simulation.split);
+  json["layout"] = step::format_layout(simulation.split, plan.mtp_layers);
   json["iteration_time_s"] = simulation.iteration_time_s;
   json["tokens_per_s"] = simulation.tokens_per_s;
   json["mfu"] = simulation.mfu;

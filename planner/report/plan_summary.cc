@@ -96,7 +96,7 @@ std::string headline(const PlanReport& report) {
                "  ");
   // Megatron's layout string where Megatron runs the plan and it fits a line.
   std::string split = clip("split: blocks per stage " + folded_counts(best.split), kWidth);
-  const std::string layout = step::format_layout(best.split);
+  const std::string layout = step::format_layout(best.split, best.mtp_layers);
   const bool megatron = (report.best_plan.frameworks & step::framework_bit(step::Framework::kMegatronLm)) != 0;
   if (megatron && split.size() + layout.size() + 19 <= kWidth) {
     split += "; Megatron layout " + layout;

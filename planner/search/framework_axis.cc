@@ -107,6 +107,11 @@ std::vector<FixedChoice> fixed_choices(const PlanRequest& request) {
     choices.push_back({fmt::format("--moe-capacity-factor {}", factor),
                        [factor](models::JobLayout& l) { l.routing.capacity_factor = factor; }});
   }
+  if (request.mtp_layers > 0) {
+    const int modules = request.mtp_layers;
+    choices.push_back(
+        {fmt::format("--mtp-layers {}", modules), [modules](models::JobLayout& l) { l.mtp_layers = modules; }});
+  }
   if (request.routing.dispatcher == models::MoeDispatcher::kDeepEp) {
     choices.push_back({"--moe-dispatcher deepep", [](models::JobLayout& l) {
                          l.routing.dispatcher = models::MoeDispatcher::kDeepEp;

@@ -315,7 +315,8 @@ PlanSearchResult search_plans(const PlanRequest& request, std::size_t top_k) {
   // A given split is checked here, once, so that workers never meet a bad one.
   if (request.layer_counts) step::split_from_counts(*request.layer_counts, request.model.layers);
   if (request.layout)
-    step::split_from_layout(*request.layout, request.model.layers, step::layout_stage_count(*request.layout));
+    step::split_from_layout(*request.layout, request.model.layers, step::layout_stage_count(*request.layout),
+                            request.mtp_layers);
   const SearchSpace space(request);
   const std::vector<SearchGroup>& groups = space.groups();
   CandidateEvaluator evaluator(request, groups, cap);

@@ -191,8 +191,9 @@ namespace {
 
 std::vector<int> cp_choices(const PlanRequest& request, int t, std::map<std::string, std::size_t>& rejected) {
   if (request.cp) return request.gpus / t % *request.cp == 0 ? std::vector<int>{*request.cp} : std::vector<int>{};
-  // A profile measured whole sequences on each rank.
-  if (request.profile) return {1};
+  // A profile measured whole sequences on each rank; Megatron-core runs
+  // multi-token prediction without context parallelism.
+  if (request.profile || request.mtp_layers > 0) return {1};
   std::vector<int> choices;
   for (int c : divisors_up_to(request.gpus / t, request.gpus / t)) {
     if (cp_fits(request, c)) {
@@ -397,6 +398,7 @@ models::TrainingShape group_shape(const PlanRequest& request, const SearchGroup&
   shape.dp = group.dp;
   shape.ep = group.ep;
   shape.etp = group.etp;
+  shape.mtp_layers = request.mtp_layers;
   // The busiest of ep ranks gets at most ep x the average (1 with ep 1).
   shape.routing.load_imbalance = std::min(request.routing.load_imbalance, static_cast<double>(group.ep));
   shape.routing.capacity_factor = request.routing.capacity_factor;

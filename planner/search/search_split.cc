@@ -29,7 +29,7 @@ std::optional<step::StageSplit> partition(const LayerContext& layers, const Sche
   auto time = [&](int, int i, int j) { return table.stage_time_s(i, j); };
   const int blocks = layers.blocks();
   if (request.layer_counts) return step::split_from_counts(*request.layer_counts, blocks);
-  if (request.layout) return step::split_from_layout(*request.layout, blocks, stages);
+  if (request.layout) return step::split_from_layout(*request.layout, blocks, stages, request.mtp_layers);
   switch (request.partition) {
     case step::PartitionMethod::kUniform: return step::uniform_split(blocks, stages);
     case step::PartitionMethod::kParameters:

@@ -329,6 +329,35 @@ TEST(MoePipeline, DeepSeekV3PlanUsesExpertParallelismAndFits) {
   EXPECT_EQ(testing::undefined_megatron_flags(args), "") << args;
 }
 
+// --mtp-layers 1: every candidate trains the module on its last stage, at
+// c = 1 (Megatron-core runs MTP without context parallelism), and the
+// Megatron arguments ask for it; the module's block and second head cost
+// time and the last rank's memory.
+TEST(MoePipeline, AnMtpModuleIsPlannedOnTheLastStage) {
+  planner::PlanRequest request = deepseek_request(256, 512);
+  request.tp = 2;
+  request.pp = 8;
+  request.ep = 8;
+  request.micro_batch_size = 1;
+  request.schedule = "1F1B";
+  const planner::PlanSearchResult plain = planner::search_plans(request, 1);
+  request.mtp_layers = 1;
+  const planner::PlanSearchResult with = planner::search_plans(request, 1);
+  ASSERT_FALSE(plain.ranked.empty());
+  ASSERT_FALSE(with.ranked.empty());
+  for (const planner::PlanCandidate& candidate : with.ranked) {
+    EXPECT_EQ(candidate.mtp_layers, 1);
+    EXPECT_EQ(candidate.cp, 1);
+  }
+  const planner::PlanCandidate& best = with.ranked.front();
+  EXPECT_GT(best.iteration_time_s, plain.ranked.front().iteration_time_s);
+  const std::string args = planner::megatron_arguments(best, 512, 4096, &request.model);
+  EXPECT_NE(args.find("--mtp-num-layers 1"), std::string::npos) << args;
+  const std::string layout = step::format_layout(best.split, best.mtp_layers);
+  EXPECT_EQ(layout.substr(layout.size() - 2), "mL");
+  EXPECT_EQ(testing::undefined_megatron_flags(args), "") << args;
+}
+
 // DeepEP without RDMA between nodes: the search keeps its expert-parallel
 // groups within a node (of 4 GPUs here, so that Mixtral's ep 8 leaves it),
 // counting what it left out; on PCIe servers it is refused before anything

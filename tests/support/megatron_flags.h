@@ -32,7 +32,9 @@ inline const std::set<std::string>& megatron_lm_flags() {
       "--overlap-moe-expert-parallel-comm",
       // _add_mla_args
       "--multi-latent-attention", "--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim",
-      "--v-head-dim"};
+      "--v-head-dim",
+      // _add_mtp_args
+      "--mtp-num-layers"};
   return flags;
 }
 
