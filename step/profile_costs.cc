@@ -108,6 +108,10 @@ ProfiledCosts apply_profile(const models::Profile& profile, const std::string& m
   if (shape.recompute != models::Recompute::kNone) {
     throw InputError("a profile measures the passes without recomputation: use --recompute none with --profile");
   }
+  if (shape.mtp_layers > 0) {
+    throw InputError("a profile measures the output layer without multi-token prediction: drop --mtp-layers with "
+                     "--profile");
+  }
   if (shape.runtime.fp8) {
     throw InputError(fmt::format("the profile measured {} passes, not FP8 ones: use --precision bf16 with --profile",
                                  profile.dtype.empty() ? "its own" : profile.dtype));

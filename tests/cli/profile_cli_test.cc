@@ -65,6 +65,13 @@ TEST(ProfileCli, BadInputIsRefusedWithOneLine) {
   const std::string other = write_temp("other-schema.yaml", "schema: 9\ndevice: x\nbackend: cpu\n");
   expect_refused("simulate --model tiny --hardware cpu --pp 2 --profile " + other, "schema version 9");
   expect_refused("simulate --model llama3-8b --hardware cpu --pp 2 --profile " + tiny_profile_path(), "tiny");
+  // The shipped Llama 3 8B profile with an MTP module the model file adds:
+  // the measured output layer has none.
+  const std::string with_mtp =
+      write_temp("llama3-8b-mtp.yaml", slurp(kConfigs + "/models/llama3-8b.yaml") + "\nmtp_layers: 1\n");
+  expect_refused("simulate --model " + with_mtp + " --hardware h100-sxm --pp 4 --seq 2048 --mtp-layers 1 --profile " +
+                     kConfigs + "/profiles/llama3-8b-cpu-epyc.yaml",
+                 "a profile measures the output layer without multi-token prediction: drop --mtp-layers");
 }
 
 }  // namespace
