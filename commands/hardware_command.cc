@@ -112,7 +112,7 @@ std::string hardware_text(const models::HardwareConfig& hw) {
       "the kernels\n",
       format_duration(hw.layer_overhead_s), format_duration(hw.pass_overhead_s));
   if (hw.moe_layer_host_s > 0) {
-    text += fmt::format("                 a mixture-of-experts layer's pass at least {} (the host issuing it after "
+    text += fmt::format("                 a mixture-of-experts layer's pass at least {} (the host issuing it after the "
                         "router's sync)\n",
                         format_duration(hw.moe_layer_host_s));
   }
