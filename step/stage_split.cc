@@ -31,15 +31,10 @@ constexpr std::int64_t kMaxStages = 1'000'000;
 // Parses "(ab|)*2" and "t*3"; commas and spaces are dropped. Parentheses do not nest.
 // The multi-token prediction modules run with the loss: as many 'm' as
 // --mtp-layers, just before L in its stage, or none (then they go there).
-void check_mtp_letters(std::string_view layout, const std::string& flat, int mtp_layers) {
-  const auto written = std::count(flat.begin(), flat.end(), 'm');
-  if (written == 0) return;
-  if (written != mtp_layers) {
-    bad_layout(layout, fmt::format("it holds {} multi-token prediction layer(s) ('m') but --mtp-layers is {}; give "
-                                   "--mtp-layers {}",
-                                   written, mtp_layers, written));
-  }
+void check_mtp_letters(std::string_view layout, const std::string& flat) {
+  // Their count is checked before the layout is expanded.
   const std::size_t first = flat.find('m');
+  if (first == std::string::npos) return;
   if (flat.find_first_not_of('m', first) != flat.find('L')) {
     bad_layout(layout, "the multi-token prediction layers ('m') run with the loss: write them just before L, in its "
                        "stage (e.g. '...|t*2mL')");
@@ -195,6 +190,11 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
   if (expanded_count(units, 'E') > 1 || expanded_count(units, 'L') > 1) {
     bad_layout(layout, "it needs one E and one L");
   }
+  if (const std::int64_t written = expanded_count(units, 'm'); written > 0 && written != mtp_layers) {
+    bad_layout(layout, fmt::format("it holds {} multi-token prediction layer(s) ('m') but --mtp-layers is {}; give "
+                                   "--mtp-layers {}",
+                                   written, mtp_layers, written));
+  }
   const std::int64_t layout_stages = stage_count(units);
   if (layout_stages != stages) {
     bad_layout(layout, fmt::format("it has {} stages but the pipeline has {} (p x v)", layout_stages, stages));
@@ -203,7 +203,7 @@ StageSplit split_from_layout(std::string_view layout, int transformer_layers, in
     bad_layout(layout, fmt::format("its {} stages cannot each hold a layer of {}", layout_stages, transformer_layers + 2));
   }
   const std::string flat = expand(units);
-  check_mtp_letters(layout, flat, mtp_layers);
+  check_mtp_letters(layout, flat);
   std::vector<int> boundaries{0};
   int layer = 0;
   bool seen_embedding = false, seen_output = false;
