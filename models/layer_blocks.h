@@ -121,6 +121,9 @@ LayerCost output_layer(const ModelConfig& model, const RankShape& shape);
 // Adds `part`'s work, parameters and memory to `into` (one layer running
 // both, one after the other).
 void absorb(LayerCost& into, const LayerCost& part);
+// Refuses more multi-token prediction modules than the model has, or any
+// with context parallelism. Throws InputError.
+void check_mtp_layers(const ModelConfig& model, const TrainingShape& shape);
 // Adds `modules` multi-token prediction modules, each with a copy of
 // `block` (the model's last), to the output layer (models/mtp_layers.cc).
 void add_mtp_modules(LayerCost& output, const ModelConfig& model, const RankShape& shape, const LayerCost& block,

@@ -123,17 +123,7 @@ void validate(const ModelConfig& model, const TrainingShape& shape) {
     require(moe.dense_layers >= 0 && moe.dense_layers <= model.layers,
             "model '{}': moe.dense_layers must be between 0 and layers ({})", name, model.layers);
   }
-  if (shape.mtp_layers > 0) {
-    require(model.mtp_layers > 0,
-            "--mtp-layers {}: model '{}' has no multi-token prediction module; drop --mtp-layers (DeepSeek-V3 has "
-            "one)",
-            shape.mtp_layers, name);
-    require(shape.mtp_layers <= model.mtp_layers,
-            "--mtp-layers {}: model '{}' has {} multi-token prediction module(s); give 1 to {}", shape.mtp_layers,
-            name, model.mtp_layers, model.mtp_layers);
-    require(shape.cp == 1, "--mtp-layers with --cp {}: Megatron-core runs multi-token prediction without context "
-            "parallelism; use --cp 1 or drop --mtp-layers", shape.cp);
-  }
+  detail::check_mtp_layers(model, shape);
   require(shape.micro_batch_size >= 1, "micro-batch size must be >= 1");
   require(shape.seq_len >= 1, "sequence length must be >= 1");
   require(shape.tp >= 1, "tensor-parallel size must be >= 1");

@@ -6,8 +6,11 @@
 // and the shared output head with a cross-entropy of its own. The modules sit
 // on the output layer's stage, which keeps a copy of the word embeddings for
 // them (synced with the first stage's, as tied embeddings are).
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "common/error.h"
 #include "models/layer_blocks.h"
 
 namespace pipeplan::models::detail {
@@ -70,6 +73,24 @@ LayerCost projection(const ModelConfig& model, const RankShape& shape) {
 }
 
 }  // namespace
+
+void check_mtp_layers(const ModelConfig& model, const TrainingShape& shape) {
+  if (shape.mtp_layers <= 0) return;
+  if (model.mtp_layers <= 0) {
+    throw InputError(fmt::format("--mtp-layers {}: model '{}' has no multi-token prediction module; drop "
+                                 "--mtp-layers (DeepSeek-V3 has one)",
+                                 shape.mtp_layers, model.name));
+  }
+  if (shape.mtp_layers > model.mtp_layers) {
+    throw InputError(fmt::format("--mtp-layers {}: model '{}' has {} multi-token prediction module(s); give 1 to {}",
+                                 shape.mtp_layers, model.name, model.mtp_layers, model.mtp_layers));
+  }
+  if (shape.cp != 1) {
+    throw InputError(fmt::format("--mtp-layers with --cp {}: Megatron-core runs multi-token prediction without "
+                                 "context parallelism; use --cp 1 or drop --mtp-layers",
+                                 shape.cp));
+  }
+}
 
 void absorb(LayerCost& into, const LayerCost& part) {
   into.moe = into.moe || part.moe;
