@@ -138,10 +138,15 @@ BlockCost moe_block(const ModelConfig& model, const RankShape& shape) {
   const auto per_token = [&](double bytes) { return static_cast<std::int64_t>(std::llround(bytes)); };
   const std::int64_t shared = moe.shared_experts;
   // Whole: router input, fp32 routing probabilities, and per routed pair the
-  // dispatched input and the expert output (for the routing-weight gradient).
+  // dispatched input (fc1's) and its fp32 routing weight. Megatron-core
+  // (core_r0.14.0 experts.py, TEGroupedMLP) applies the weights inside the
+  // activation (weighted_bias_swiglu saves fc1's output and the weights), so
+  // unpermute runs without them and no expert output is kept for their
+  // gradient; the DeepSeek-V3 proxy's per-stage memory in
+  // tests/models/moe_stage_memory_test.cc shows it.
   const double routed_whole = static_cast<double>(routed) * load;
   const double routed_held = static_cast<double>(routed) * held_load;
-  block.stored_whole += e * h + 4 * moe.experts + per_token(routed_held * 2 * e * h);
+  block.stored_whole += e * h + 4 * moe.experts + per_token(routed_held * (e * h + 4));
   block.norm_output_whole += e * h;  // the router's input
   block.stored_split += per_token(held * e * expert_rank.stored_tensors * ffn_expert) +
                         shared * e * shared_rank.stored_tensors * ffn_shared;

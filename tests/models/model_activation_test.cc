@@ -172,14 +172,15 @@ TEST(ModelActivation, PipelinePayloadIsScatteredOverTensorRanks) {
 
 TEST(ModelActivation, MixtureOfExpertsStoresPerRoutedPair) {
   // Mixtral: top-2 routing; each extra routed expert per token adds its
-  // dispatched input and output (2 x 2h bytes) and its SwiGLU tensors
-  // (3 x 2 x 14336 bytes).
+  // dispatched input (2h bytes), its fp32 routing weight (4 bytes) and its
+  // SwiGLU tensors (3 x 2 x 14336 bytes). Megatron-core applies the weight in
+  // the activation, so the expert's output is not kept.
   ModelConfig model = load_model("mixtral-8x7b");
   const TrainingShape shape = shape_of({4096, 1, 1, false, Recompute::kNone}, true);
   const std::int64_t two = expand_layers(model, shape).layers[1].activation_bytes;
   model.moe.top_k = 3;
   const std::int64_t three = expand_layers(model, shape).layers[1].activation_bytes;
-  EXPECT_EQ(three - two, std::int64_t{4096} * (2 * 2 * 4096 + 3 * 2 * 14336));
+  EXPECT_EQ(three - two, std::int64_t{4096} * (2 * 4096 + 4 + 3 * 2 * 14336));
 }
 
 }  // namespace
