@@ -43,6 +43,7 @@ class RunReader {
                 "tp_comm_overlap",
                 "optimizer_states_in_bf16",
                 "master_weights_in_bf16",
+                "fp8_param_gather",
                 "precision",
                 "step_time",
                 "mfu",
@@ -89,6 +90,7 @@ class RunReader {
     run.job.runtime.tp_comm_overlap = flag("tp_comm_overlap");
     run.job.runtime.optimizer_states_in_bf16 = flag("optimizer_states_in_bf16");
     run.job.runtime.master_weights_in_bf16 = flag("master_weights_in_bf16");
+    run.job.runtime.fp8_param_gather = flag("fp8_param_gather");
     if (node_["precision"]) {
       const std::string precision = text("precision");
       if (precision != "bf16" && precision != "fp8") fail("precision", "must be bf16 or fp8");

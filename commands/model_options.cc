@@ -100,7 +100,8 @@ void add_runtime_flags(CLI::App& command, models::RuntimeFlags& flags) {
                             std::pair{"moe-a2a-overlap", &flags.moe_a2a_overlap},
                             std::pair{"tp-comm-overlap", &flags.tp_comm_overlap},
                             std::pair{"optimizer-states-in-bf16", &flags.optimizer_states_in_bf16},
-                            std::pair{"master-weights-in-bf16", &flags.master_weights_in_bf16}}) {
+                            std::pair{"master-weights-in-bf16", &flags.master_weights_in_bf16},
+                            std::pair{"fp8-param-gather", &flags.fp8_param_gather}}) {
     command.add_flag(fmt::format("--{},!--no-{}", name, name), *flag, layout_help(name));
   }
 }
@@ -136,6 +137,18 @@ void check_overlap_flags(const models::TrainingShape& shape) {
   }
   if (shape.runtime.overlap_param_gather && !shape.runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
+  }
+  check_fp8_param_gather(shape.runtime, shape.zero);
+}
+
+void check_fp8_param_gather(const models::RuntimeFlags& runtime, std::optional<models::ZeroStage> zero) {
+  if (!runtime.fp8_param_gather) return;
+  if (!runtime.fp8) {
+    throw InputError("--fp8-param-gather keeps the FP8 layers' weights in FP8: give --precision fp8 with it");
+  }
+  if (zero.value_or(models::ZeroStage::kOptimizer) != models::ZeroStage::kOptimizer) {
+    throw InputError("--fp8-param-gather gathers the distributed optimizer's weights in FP8 (Megatron-LM asserts "
+                     "it): give --zero 1 with it");
   }
 }
 

@@ -80,6 +80,9 @@ void check_parallel_flags(int tp, bool sequence_parallel, int weight_replicas, i
 // distributed optimizer, --tp-comm-overlap without sequence parallelism),
 // bf16 optimizer states without the distributed optimizer.
 void check_overlap_flags(const models::TrainingShape& shape);
+// --fp8-param-gather needs FP8 and the distributed optimizer (`zero`, or
+// none where the search chooses it). Throws InputError.
+void check_fp8_param_gather(const models::RuntimeFlags& runtime, std::optional<models::ZeroStage> zero);
 
 // --memory-cap for a real GPU: refused above the GPU's memory (no cap can
 // hold there) or without a unit (a bare number is bytes).

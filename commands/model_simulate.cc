@@ -149,6 +149,7 @@ CommandOutput model_output(const step::ModelSimulation& result, const ModelRun& 
   output.json["grad_reduce_in_bf16"] = shape.runtime.grad_reduce_in_bf16;
   output.json["optimizer_states_in_bf16"] = shape.runtime.optimizer_states_in_bf16;
   output.json["master_weights_in_bf16"] = shape.runtime.master_weights_in_bf16;
+  output.json["fp8_param_gather"] = shape.runtime.fp8_param_gather;
   output.json["tp_comm_overlap"] = shape.runtime.tp_comm_overlap;
   output.text = heading(run, result.gpus, "");
   if (!run.overrides.empty()) {

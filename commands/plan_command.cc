@@ -106,6 +106,13 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
                                    option));
     }
   }
+  if (runtime.fp8_param_gather && (one_replica || options.gpus == 1)) {
+    throw InputError("--fp8-param-gather gathers the distributed optimizer's weights in FP8: it needs more than one "
+                     "data-parallel rank");
+  }
+  std::optional<models::ZeroStage> zero;
+  if (options.zero) zero = static_cast<models::ZeroStage>(*options.zero);
+  check_fp8_param_gather(runtime, zero);
   if (runtime.overlap_param_gather && !runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
   }

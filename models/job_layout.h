@@ -52,6 +52,13 @@ struct RuntimeFlags {
   // blocks' linear layers in FP8; attention, norms, the embedding and the
   // output layer stay in BF16.
   bool fp8 = false;
+  // --fp8-param-gather (with fp8 and the distributed optimizer): the FP8
+  // layers keep their weights in FP8 alone, no bf16 copy ("keep the compute
+  // param in fp8 ... and perform the param all-gather in fp8", Megatron-LM
+  // arguments.py). Each such weight holds its FP8 data and transpose (2
+  // bytes) where it held bf16 and both FP8 copies (4), and is gathered in 1
+  // byte. The fp32 master weights stay in the optimizer.
+  bool fp8_param_gather = false;
   // --overlap-moe-expert-parallel-comm (combined 1F1B): each steady-state
   // forward runs with the backward after it as one overlapped pair, each
   // one's all-to-all beside the other's compute.

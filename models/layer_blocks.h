@@ -26,6 +26,7 @@ struct RankShape {
   bool sequence_parallel = false;
   bool flash = true;
   bool fp8 = false;  // linear layers in FP8
+  bool fp8_weights = false;  // their weights kept in FP8 alone (--fp8-param-gather)
   std::int64_t element = 2;  // bytes per activation element
 
   // Bytes of `per_token` bytes per token for tensors that every rank holds

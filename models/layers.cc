@@ -157,6 +157,7 @@ RankShape rank_shape(const TrainingShape& shape) {
   rank.sequence_parallel = shape.sequence_parallel && shape.tp > 1;
   rank.flash = shape.flash_attention;
   rank.fp8 = shape.runtime.fp8;
+  rank.fp8_weights = shape.runtime.fp8 && shape.runtime.fp8_param_gather;
   rank.element = shape.activation_bytes_per_element;
   return rank;
 }
@@ -346,7 +347,10 @@ LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention
   layer.expert_params_per_rank = mlp.expert_params_per_rank;
   layer.excess_flops = mlp.excess_flops;
   // Norm weights (and a router) are among them, a few per million of a block's.
-  if (shape.fp8) layer.fp8_weight_copy_bytes = 2 * layer.params_per_rank;
+  if (shape.fp8) {
+    layer.fp8_params_per_rank = layer.params_per_rank;
+    layer.fp8_weight_copy_bytes = shape.fp8_weights ? 0 : 2 * layer.params_per_rank;
+  }
   layer.forward = block_forward(model, attention, mlp, shape);
   // B: each GEMM's input-gradient GEMM, the attention core's gradient
   // (twice its FLOPs: Qi et al. 2024 Table 1, B = sbh(24h + 8s)), the

@@ -130,8 +130,12 @@ struct LayerCost {
   // experts, each split over etp), replicated over the expert data-parallel
   // group instead of the d x c weight replicas.
   std::int64_t expert_params_per_rank = 0;
-  // FP8 copies of the linear weights Transformer Engine keeps through a
-  // step's micro-batches (one row-wise and one column-wise byte per weight).
+  // Of params_per_rank: the weights of FP8 linear layers (with fp8).
+  std::int64_t fp8_params_per_rank = 0;
+  // FP8 copies of those weights Transformer Engine keeps through a step's
+  // micro-batches beside the bf16 ones (one row-wise and one column-wise
+  // byte per weight); none with --fp8-param-gather, where the FP8 data and
+  // its transpose are the weight.
   std::int64_t fp8_weight_copy_bytes = 0;
 
   PassWork forward;

@@ -100,8 +100,8 @@ void read_recompute(std::string_view text, std::string_view field, JobLayout& la
   layout.stage_recompute.clear();
 }
 
-const std::array<LayoutField, 28>& table() {
-  static const std::array<LayoutField, 28> fields{{
+const std::array<LayoutField, 29>& table() {
+  static const std::array<LayoutField, 29> fields{{
       size_field<&JobLayout::tp>("tp", "tp", "Tensor-parallel size t (within an NVLink domain)"),
       size_field<&JobLayout::cp>(
           "cp", "cp",
@@ -233,6 +233,10 @@ const std::array<LayoutField, 28>& table() {
         };
         return fp8;
       }(),
+      runtime_flag<&RuntimeFlags::fp8_param_gather>(
+          "fp8_param_gather", "fp8-param-gather",
+          "With --precision fp8 and --zero 1: the FP8 layers' weights kept in FP8 alone and gathered in FP8, 2 "
+          "bytes a weight fewer (Megatron's --fp8-param-gather; Megatron-Bridge's FP8 recipes set it)"),
       runtime_flag<&RuntimeFlags::moe_a2a_overlap>(
           "moe_a2a_overlap", "moe-a2a-overlap",
           "A mixture of experts' all-to-all hidden by pairing each steady-state forward with the backward after it "

@@ -98,6 +98,7 @@ void absorb(LayerCost& into, const LayerCost& part) {
   into.active_params += part.active_params;
   into.params_per_rank += part.params_per_rank;
   into.expert_params_per_rank += part.expert_params_per_rank;
+  into.fp8_params_per_rank += part.fp8_params_per_rank;
   into.fp8_weight_copy_bytes += part.fp8_weight_copy_bytes;
   absorb_pass(into.forward, part.forward);
   absorb_pass(into.backward_input, part.backward_input);

@@ -13,6 +13,7 @@ void TrainingShape::apply(const RuntimeFlags& flags) {
   runtime.tp_comm_overlap = flags.tp_comm_overlap && sequence_parallel && tp > 1;
   runtime.optimizer_states_in_bf16 = flags.optimizer_states_in_bf16 && zero == ZeroStage::kOptimizer;
   runtime.master_weights_in_bf16 = flags.master_weights_in_bf16 && zero == ZeroStage::kOptimizer;
+  runtime.fp8_param_gather = flags.fp8_param_gather && flags.fp8 && zero == ZeroStage::kOptimizer;
 }
 
 TrainingShape shape_of(const JobLayout& layout, int seq_len) {

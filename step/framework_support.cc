@@ -122,6 +122,8 @@ const char* torchtitan_refusal(const models::JobLayout& layout, const sim::Sched
   if (layout.runtime.grad_reduce_in_bf16) return "gradients reduced in bf16";
   if (layout.runtime.optimizer_states_in_bf16) return "Adam's moments in bf16";
   if (layout.runtime.master_weights_in_bf16) return "master weights in bf16";
+  // Float8 all-gather under FSDP keeps the high-precision shards as the weights.
+  if (layout.runtime.fp8_param_gather) return "FP8 weights without a bf16 copy";
   // Its DeepSeek-V3 (torchtitan/models/deepseek_v3) has no MTP module.
   if (layout.mtp_layers > 0) return "multi-token prediction";
   if (layout.runtime.tp_comm_overlap && layout.pp > 1 && family.splits_backward) {
@@ -158,6 +160,7 @@ const char* deepspeed_refusal(const models::JobLayout& layout, const sim::Schedu
   if (layout.runtime.moe_a2a_overlap) return "the all-to-all overlap";
   if (layout.runtime.optimizer_states_in_bf16) return "Adam's moments in bf16";
   if (layout.runtime.master_weights_in_bf16) return "master weights in bf16";
+  if (layout.runtime.fp8_param_gather) return "FP8 weights without a bf16 copy";
   if (layout.mtp_layers > 0) return "multi-token prediction";
   return nullptr;
 }

@@ -56,7 +56,7 @@ LayerTable::LayerTable(std::size_t layers) {
   for (std::vector<double>* prefix :
        {&forward_, &backward_input_, &backward_weight_, &forward_comm_, &backward_input_comm_, &forward_network_,
         &backward_input_network_, &forward_overhead_, &backward_overhead_, &params_, &expert_params_, &activation_,
-        &weight_grad_, &logits_, &fp8_copies_, &recompute_, &recompute_bytes_}) {
+        &weight_grad_, &logits_, &fp8_params_, &fp8_copies_, &recompute_, &recompute_bytes_}) {
     prefix->reserve(layers + 1);
     prefix->push_back(0.0);
   }
@@ -122,6 +122,7 @@ void LayerTable::append(const std::string& name, const models::LayerCost& layer,
   push_prefix(backward_overhead_, overheads.backward_s);
   push_prefix(params_, static_cast<double>(layer.params_per_rank));
   push_prefix(expert_params_, static_cast<double>(layer.expert_params_per_rank));
+  push_prefix(fp8_params_, static_cast<double>(layer.fp8_params_per_rank));
   push_prefix(fp8_copies_, static_cast<double>(layer.fp8_weight_copy_bytes));
   push_prefix(activation_, static_cast<double>(layer.activation_bytes));
   push_prefix(weight_grad_, static_cast<double>(layer.weight_grad_bytes));

@@ -63,6 +63,8 @@ class LayerTable {
   double params(int i, int j) const { return range(params_, i, j); }
   // Of params: the routed experts' (their own replicas, state and sync).
   double expert_params(int i, int j) const { return range(expert_params_, i, j); }
+  // Of params: FP8 linear layers' weights (gathered in FP8 with --fp8-param-gather).
+  double fp8_params(int i, int j) const { return range(fp8_params_, i, j); }
   double fp8_weight_copy_bytes(int i, int j) const { return range(fp8_copies_, i, j); }
   double activation_bytes(int i, int j) const { return range(activation_, i, j); }
   double weight_grad_bytes(int i, int j) const { return range(weight_grad_, i, j); }
@@ -97,7 +99,8 @@ class LayerTable {
   std::vector<double> forward_comm_, backward_input_comm_;          // prefix sums
   std::vector<double> forward_network_, backward_input_network_;    // prefix sums
   std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums
-  std::vector<double> params_, expert_params_, activation_, weight_grad_, logits_, fp8_copies_;  // prefix sums
+  std::vector<double> params_, expert_params_, activation_, weight_grad_, logits_;  // prefix sums
+  std::vector<double> fp8_params_, fp8_copies_;                                      // prefix sums
   std::vector<double> recompute_, recompute_bytes_;                  // prefix sums
   std::vector<double> output_;                                       // per layer
   std::vector<double> working_;                                      // per layer, until finished

@@ -173,8 +173,9 @@ ModelSimulation simulate_rank_platforms(const sim::Schedule& schedule, const Mod
     const RankPlatform& platform = platforms[rank];
     const StaticMemory& memory = costs.static_memory[rank];
     const StepOverhead overhead = rank_step_overhead(
-        {static_cast<double>(memory.params), static_cast<double>(memory.expert_params)}, *platform.hardware,
-        platform.shape);
+        {static_cast<double>(memory.params), static_cast<double>(memory.expert_params),
+         static_cast<double>(memory.fp8_params)},
+        *platform.hardware, platform.shape);
     result.gradient_sync_s = std::max(result.gradient_sync_s, overhead.gradient_sync_s);
     result.optimizer_step_s = std::max(result.optimizer_step_s, overhead.optimizer_step_s);
     overlapped = overlapped || platform.shape.runtime.overlap_grad_reduce || platform.shape.runtime.overlap_param_gather;

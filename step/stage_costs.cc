@@ -105,8 +105,9 @@ ModelStageCosts build_stage_costs(const std::vector<const LayerTable*>& stage_ta
     StaticMemory& memory = result.static_memory[rank];
     memory.params += to_bytes(table.params(i, j));
     memory.expert_params += to_bytes(table.expert_params(i, j));
+    memory.fp8_params += to_bytes(table.fp8_params(i, j));
     fp8_copies[rank] += table.fp8_weight_copy_bytes(i, j);
-    result.stage_params.push_back({table.params(i, j), table.expert_params(i, j)});
+    result.stage_params.push_back({table.params(i, j), table.expert_params(i, j), table.fp8_params(i, j)});
     memory.buffers += 2 * result.costs.stages.back().send_bytes;
     working[rank] = std::max(working[rank], table.working_bytes(i, j) * schedule.microbatch_scale);
   }

@@ -22,6 +22,7 @@ namespace pipeplan::step {
 struct RankParams {
   double all = 0;
   double expert = 0;
+  double fp8 = 0;  // of all: FP8 linear layers' weights (the experts' among them)
 };
 
 // Static memory of one pipeline rank (one GPU of its tensor-parallel group).
@@ -32,6 +33,7 @@ struct StaticMemory {
   std::int64_t buffers = 0;  // transient working memory (recompute, softmax gradient) and p2p buffers
   std::int64_t params = 0;   // parameters held
   std::int64_t expert_params = 0;  // of them, the routed experts'
+  std::int64_t fp8_params = 0;     // of them, FP8 linear layers'
   std::int64_t total() const { return weights + gradients + optimizer + buffers; }
 };
 

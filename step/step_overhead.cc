@@ -40,13 +40,16 @@ double group_reduce_s(double params, ReplicaGroup group, const models::HardwareC
   return shape.shards_once_per_step() ? models::reduce_scatter_s(bytes, group.ranks, link) : 0;
 }
 
-double group_gather_s(double params, ReplicaGroup group, const models::HardwareConfig& hardware,
+// `params` of which `fp8` FP8 layers' weights: with --fp8-param-gather
+// those travel in 1 byte, the rest in bf16.
+double group_gather_s(double params, double fp8, ReplicaGroup group, const models::HardwareConfig& hardware,
                       const models::TrainingShape& shape) {
   // The updated shards gathered once per step; ZeRO-3 unpipelined gathers
   // the weights where each layer needs them instead.
   const bool per_layer = shape.zero == models::ZeroStage::kWeights && !shape.pipelined;
   if (group.ranks <= 1 || params <= 0 || shape.zero == models::ZeroStage::kNone || per_layer) return 0;
-  return models::all_gather_s(2 * params, group.ranks, models::link_for_group(hardware, group.ranks, group.stride));
+  const double bytes = 2 * params - (shape.runtime.fp8_param_gather ? fp8 : 0);
+  return models::all_gather_s(bytes, group.ranks, models::link_for_group(hardware, group.ranks, group.stride));
 }
 
 // The dense weights' and the experts' buffers, one after the other.
@@ -56,8 +59,10 @@ double gradient_reduce_s(RankParams params, const models::HardwareConfig& hardwa
          group_reduce_s(params.expert, expert_group(shape), hardware, shape);
 }
 double param_gather_s(RankParams params, const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
-  return group_gather_s(params.all - params.expert, dense_group(shape), hardware, shape) +
-         group_gather_s(params.expert, expert_group(shape), hardware, shape);
+  // Every routed expert's weight is an FP8 layer's where any is.
+  const double expert_fp8 = std::min(params.fp8, params.expert);
+  return group_gather_s(params.all - params.expert, params.fp8 - expert_fp8, dense_group(shape), hardware, shape) +
+         group_gather_s(params.expert, expert_fp8, expert_group(shape), hardware, shape);
 }
 
 // Not overlapped, the whole synchronisation waits for the pipeline; the
@@ -87,7 +92,8 @@ void add_pieces(std::vector<SyncPiece>& reduce, std::vector<SyncPiece>& gather, 
                                          [](const sim::Action& a) { return a.kind == sim::OpKind::kBackwardWeight; });
   const double backward = split_weights ? cost.backward_weight_s : cost.backward_input_s + cost.backward_weight_s;
   const int layers = std::max(1, split.end_layer(stage) - split.first_layer(stage));
-  const RankParams share{costs.stage_params[index].all / layers, costs.stage_params[index].expert / layers};
+  const RankParams& stage_params = costs.stage_params[index];
+  const RankParams share{stage_params.all / layers, stage_params.expert / layers, stage_params.fp8 / layers};
   for (int k = 0; k < layers; ++k) {
     reduce.push_back({report.stage_grads_ready_s[index] - backward * (layers - 1 - k) / layers, share});
     gather.push_back({report.stage_first_forward_s[index] + cost.forward_s * k / layers, share});
@@ -185,7 +191,9 @@ StepOverhead step_overhead(const ModelStageCosts& costs, const models::HardwareC
   StepOverhead overhead;
   for (const StaticMemory& memory : costs.static_memory) {
     const StepOverhead rank = rank_step_overhead(
-        {static_cast<double>(memory.params), static_cast<double>(memory.expert_params)}, hardware, shape);
+        {static_cast<double>(memory.params), static_cast<double>(memory.expert_params),
+         static_cast<double>(memory.fp8_params)},
+        hardware, shape);
     overhead.gradient_sync_s = std::max(overhead.gradient_sync_s, rank.gradient_sync_s);
     overhead.optimizer_step_s = std::max(overhead.optimizer_step_s, rank.optimizer_step_s);
   }

@@ -132,6 +132,7 @@ std::string megatron_arguments(const PlanCandidate& plan, int global_batch, int 
   }
   if (plan.runtime.tp_comm_overlap) args += " --tp-comm-overlap";
   if (plan.runtime.fp8) args += " --fp8-format hybrid";
+  if (plan.runtime.fp8_param_gather) args += " --fp8-param-gather";
   if (plan.runtime.moe_a2a_overlap) args += " --overlap-moe-expert-parallel-comm";
   const models::Recompute recompute = uniform_recompute(plan);
   if (recompute == models::Recompute::kSelective) {

@@ -139,9 +139,15 @@ FrameworkConfig megatron_bridge_overrides(const PlanCandidate& plan, int global_
   body += data_parallel_sections(plan, refusals);
   body +=
       fmt::format("\ndist:\n  use_megatron_fsdp: false\n  use_tp_pp_dp_mapping: {}\n", yaml_bool(plan.pipeline_first));
-  // Megatron-LM's --fp8-format hybrid with its default delayed scaling.
+  // Megatron-LM's --fp8-format hybrid with its default delayed scaling;
+  // that recipe sets fp8_param_gather (Megatron-Bridge mixed_precision.py).
   body +=
       fmt::format("\nmixed_precision: {}\n", plan.runtime.fp8 ? "bf16_with_fp8_delayed_scaling_mixed" : "bf16_mixed");
+  if (plan.runtime.fp8 && !plan.runtime.fp8_param_gather) {
+    refusals.note(
+        "bf16 weights beside FP8 ones: bf16_with_fp8_delayed_scaling_mixed sets fp8_param_gather = True; set it "
+        "False on the recipe's MixedPrecisionConfig in Python, or plan with --fp8-param-gather");
+  }
   return refusals.finish(
       "# Megatron-Bridge recipe overrides for the plan (ConfigContainer fields of Megatron-Bridge v0.6.0,\n"
       "# src/megatron/bridge/training/config.py), merged over a recipe of this model whose model is a\n"

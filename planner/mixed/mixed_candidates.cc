@@ -395,7 +395,8 @@ double MixedCandidates::split_bound_s(const step::ModelStageCosts& costs, const 
   for (std::size_t rank = 0; rank < platforms.size(); ++rank) {
     const step::StaticMemory& memory = costs.static_memory[rank];
     const step::StepOverhead own =
-        step::rank_step_overhead({static_cast<double>(memory.params), static_cast<double>(memory.expert_params)},
+        step::rank_step_overhead({static_cast<double>(memory.params), static_cast<double>(memory.expert_params),
+                                  static_cast<double>(memory.fp8_params)},
                                  *platforms[rank].hardware, platforms[rank].shape);
     overhead.gradient_sync_s = std::max(overhead.gradient_sync_s, own.gradient_sync_s);
     overhead.optimizer_step_s = std::max(overhead.optimizer_step_s, own.optimizer_step_s);

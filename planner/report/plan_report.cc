@@ -61,6 +61,7 @@ nlohmann::ordered_json candidate_json(const PlanCandidate& c) {
           {"grad_reduce_in_bf16", c.runtime.grad_reduce_in_bf16},
           {"optimizer_states_in_bf16", c.runtime.optimizer_states_in_bf16},
           {"master_weights_in_bf16", c.runtime.master_weights_in_bf16},
+          {"fp8_param_gather", c.runtime.fp8_param_gather},
           {"tp_comm_overlap", c.runtime.tp_comm_overlap},
           {"precision", c.runtime.fp8 ? "fp8" : "bf16"},
           {"stage_layers", c.split.transformer_layer_counts()},

@@ -73,7 +73,8 @@ std::string runtime_text(const PlanCandidate& c) {
                                    std::pair{r.tp_comm_overlap, "--tp-comm-overlap"},
                                    std::pair{r.moe_a2a_overlap, "--moe-a2a-overlap"},
                                    std::pair{r.optimizer_states_in_bf16, "--optimizer-states-in-bf16"},
-                                   std::pair{r.master_weights_in_bf16, "--master-weights-in-bf16"}}) {
+                                   std::pair{r.master_weights_in_bf16, "--master-weights-in-bf16"},
+                                   std::pair{r.fp8_param_gather, "--fp8-param-gather"}}) {
     if (flag) on.emplace_back(name);
   }
   if (on.empty()) {

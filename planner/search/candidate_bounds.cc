@@ -108,10 +108,12 @@ step::StepBounds any_split_bounds(const LayerContext& layers, const ScheduleCont
   const double experts = table.expert_params(0, n);
   const double dense = std::max(0.0, (table.params(0, n) - experts) / ranks - stages);
   const double expert = std::max(0.0, experts / ranks - stages);
-  step::StepOverhead overhead = step::rank_step_overhead({dense + expert, expert}, hardware, layers.shape);
+  // Every weight counted as FP8's, gathered in its fewest bytes.
+  step::StepOverhead overhead =
+      step::rank_step_overhead({dense + expert, expert, dense + expert}, hardware, layers.shape);
   overhead.gradient_sync_s =
-      std::max(step::rank_step_overhead({dense, 0}, hardware, layers.shape).gradient_sync_s,
-               step::rank_step_overhead({expert, expert}, hardware, layers.shape).gradient_sync_s);
+      std::max(step::rank_step_overhead({dense, 0, dense}, hardware, layers.shape).gradient_sync_s,
+               step::rank_step_overhead({expert, expert, expert}, hardware, layers.shape).gradient_sync_s);
   step::StepBounds bounds;
   bounds.iteration_time_s = (pipeline + overhead.gradient_sync_s + overhead.optimizer_step_s) * (1 - 1e-8);
   bounds.peak_bytes = peak_bound_bytes(layers, context);

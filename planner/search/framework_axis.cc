@@ -90,6 +90,7 @@ std::vector<FixedChoice> fixed_choices(const PlanRequest& request) {
       {&models::RuntimeFlags::grad_reduce_in_bf16, "--grad-reduce-in-bf16"},
       {&models::RuntimeFlags::optimizer_states_in_bf16, "--optimizer-states-in-bf16"},
       {&models::RuntimeFlags::master_weights_in_bf16, "--master-weights-in-bf16"},
+      {&models::RuntimeFlags::fp8_param_gather, "--fp8-param-gather"},
       {&models::RuntimeFlags::tp_comm_overlap, "--tp-comm-overlap"},
       {&models::RuntimeFlags::moe_a2a_overlap, "--moe-a2a-overlap"}};
   for (const auto& [flag, option] : flags) {

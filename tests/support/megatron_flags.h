@@ -23,7 +23,7 @@ inline const std::set<std::string>& megatron_lm_flags() {
       "--recompute-num-layers", "--recompute-modules",
       // _add_mixed_precision_args, _add_optimizer_args, _add_transformer_engine_args
       "--grad-reduce-in-bf16", "--use-precision-aware-optimizer", "--exp-avg-dtype", "--exp-avg-sq-dtype",
-      "--fp8-format",
+      "--fp8-format", "--fp8-param-gather",
       // _add_moe_args
       "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size", "--expert-model-parallel-size",
       "--expert-tensor-parallel-size", "--moe-token-dispatcher-type", "--moe-grouped-gemm", "--moe-enable-deepep",
