@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -143,14 +144,17 @@ void register_model_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("model", "The model zoo and the per-layer cost model");
   command->require_subcommand(1);
   command->add_subcommand("list", "List the built-in models with their parameter counts")->callback([] {
-    std::cout << fmt::format("{:<16} {:>9} {:>9} {:>6} {:>6} {:>8}  {}\n", "model", "params", "active", "layers",
-                             "hidden", "context", "also");
-    for (const std::string& name : models::zoo_model_names()) {
+    const std::vector<std::string> names = models::zoo_model_names();
+    std::size_t width = 16;  // the name column: as wide as the longest name
+    for (const std::string& name : names) width = std::max(width, name.size());
+    std::cout << fmt::format("{:<{}} {:>9} {:>9} {:>6} {:>6} {:>8}  {}\n", "model", width, "params", "active",
+                             "layers", "hidden", "context", "also");
+    for (const std::string& name : names) {
       const models::ModelConfig model = models::load_model(name);
       models::TrainingShape shape;
       shape.seq_len = std::min(model.context, kDefaultSeqCap);
       const models::ModelLayers layers = models::expand_layers(model, shape);
-      std::cout << fmt::format("{:<16} {:>9} {:>9} {:>6} {:>6} {:>8}  {}\n", name,
+      std::cout << fmt::format("{:<{}} {:>9} {:>9} {:>6} {:>6} {:>8}  {}\n", name, width,
                                format_count(static_cast<double>(layers.total_params)),
                                format_count(static_cast<double>(layers.active_params)), model.layers, model.hidden,
                                model.context, fmt::join(model.aliases, ", "));

@@ -102,7 +102,8 @@ class Readme : public ::testing::TestWithParam<std::string> {};
 TEST_P(Readme, EveryExampleRunsAsWritten) {
   const std::string& page = GetParam();
   const std::vector<Step> steps = page_steps(page);
-  const fs::path dir = temp_path("readme");
+  // One directory per page: the pages of one test process must not meet.
+  const fs::path dir = temp_path("readme-" + fs::path(page).stem().string());
   fs::create_directories(dir);
   fs::create_symlink(fs::path(kConfigs), dir / "configs");
   const std::string path = fs::path(kBinary).parent_path().string() + ":" + std::getenv("PATH");

@@ -106,7 +106,7 @@ TEST(ZooYaml, DeepSeekV3MoeAndLatentAttention) {
 
 TEST(ZooYaml, EveryModelLoadsExpandsAndCitesItsSource) {
   const std::vector<std::string> names = zoo_model_names();
-  EXPECT_EQ(names.size(), 17u);
+  EXPECT_EQ(names.size(), 19u);
   for (const std::string& name : names) {
     const ModelConfig model = load_model(name);
     EXPECT_EQ(model.name, name);
@@ -121,7 +121,7 @@ TEST(ZooYaml, EveryModelLoadsExpandsAndCitesItsSource) {
     ++files;
     EXPECT_NE(file.text.find("\nsource: "), std::string_view::npos) << file.name;
   }
-  EXPECT_EQ(files, 17);
+  EXPECT_EQ(files, 19);
 }
 
 TEST(ZooYaml, TinyIsSmall) {
