@@ -112,6 +112,18 @@ void add_gemm(BlockCost& block, const RankShape& shape, double tokens, std::int6
 
 std::int64_t norm_params(const ModelConfig& model, std::int64_t width);
 
+// The tensor-parallel collectives of `calls` halves of a block (models/layers.cc).
+std::vector<CollectiveWork> tensor_parallel_collectives(const ModelConfig& model, const RankShape& shape,
+                                                        double calls);
+
+// A block's stored bytes for the backward (M_B, M_W) and transient bytes
+// under `recompute` with the selective `modules`, and what its backward
+// runs again (models/recompute_costs.cc).
+void set_memory(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const RankShape& shape,
+                Recompute recompute, unsigned modules, std::int64_t hidden);
+void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const ModelConfig& model,
+                   const RankShape& shape, Recompute recompute, unsigned modules);
+
 BlockCost attention_block(const ModelConfig& model, const RankShape& shape);
 BlockCost dense_mlp_block(const ModelConfig& model, const RankShape& shape);
 BlockCost moe_block(const ModelConfig& model, const RankShape& shape);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/error.h"
+#include "models/deepep_buffers.h"
 #include "models/expert_parallel.h"
 #include "models/layer_blocks.h"
 #include "models/model_limits.h"
@@ -35,12 +36,30 @@ std::int64_t norm_params(const ModelConfig& model, std::int64_t width) {
   return model.norm == NormKind::kLayerNorm ? 2 * width : width;  // LayerNorm has a bias
 }
 
+// The tensor-parallel collectives of `calls` halves of a block. Megatron:
+// one collective after attention and one after the MLP, each of the whole
+// b x s x h tensor; with sequence parallelism each becomes an all-gather +
+// reduce-scatter pair of the same payload (Korthikanti et al. 2022 Sec.
+// 4.2.2).
+std::vector<CollectiveWork> tensor_parallel_collectives(const ModelConfig& model, const RankShape& shape,
+                                                        double calls) {
+  if (shape.tp <= 1 || calls <= 0) return {};
+  const double payload = static_cast<double>(shape.tokens) * model.hidden * static_cast<double>(shape.element);
+  if (shape.sequence_parallel) {
+    return {{CollectiveKind::kAllGather, payload, calls}, {CollectiveKind::kReduceScatter, payload, calls}};
+  }
+  return {{CollectiveKind::kAllReduce, payload, calls}};
+}
+
 }  // namespace detail
 
 namespace {
 
 using detail::BlockCost;
 using detail::RankShape;
+using detail::add_recompute;
+using detail::set_memory;
+using detail::tensor_parallel_collectives;
 
 // The message is formatted only when the check fails: the search expands
 // the layers of thousands of shapes that pass.
@@ -175,21 +194,6 @@ std::vector<CollectiveWork> conjugate(std::vector<CollectiveWork> collectives) {
   return collectives;
 }
 
-// The tensor-parallel collectives of `calls` halves of a block. Megatron:
-// one collective after attention and one after the MLP, each of the whole
-// b x s x h tensor; with sequence parallelism each becomes an all-gather +
-// reduce-scatter pair of the same payload (Korthikanti et al. 2022 Sec.
-// 4.2.2).
-std::vector<CollectiveWork> tensor_parallel_collectives(const ModelConfig& model, const RankShape& shape,
-                                                        double calls) {
-  if (shape.tp <= 1 || calls <= 0) return {};
-  const double payload = static_cast<double>(shape.tokens) * model.hidden * static_cast<double>(shape.element);
-  if (shape.sequence_parallel) {
-    return {{CollectiveKind::kAllGather, payload, calls}, {CollectiveKind::kReduceScatter, payload, calls}};
-  }
-  return {{CollectiveKind::kAllReduce, payload, calls}};
-}
-
 // Forward work of a block made of `attention` then `mlp`.
 PassWork block_forward(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,
                        const RankShape& shape) {
@@ -208,51 +212,6 @@ PassWork block_forward(const ModelConfig& model, const BlockCost& attention, con
   return pass;
 }
 
-// The bytes of one micro-batch that the selective `modules` drop from what a
-// block stores for its backward (they live during the backward only).
-std::int64_t dropped_bytes(const BlockCost& attention, const BlockCost& mlp, const RankShape& shape, unsigned modules) {
-  std::int64_t dropped = 0;
-  if ((modules & kCoreAttention) != 0) dropped += attention.stored_scores;
-  if ((modules & kLayerNorm) != 0) dropped += shape.whole(attention.norm_output_whole + mlp.norm_output_whole);
-  if ((modules & kMlaUpProj) != 0) dropped += shape.tokens * attention.up_proj_split;
-  const unsigned whole_module = mlp.routed ? kMoe : kMlp;
-  if ((modules & whole_module) != 0) return dropped + shape.whole(mlp.module_whole) + shape.tokens * mlp.module_split;
-  if (!mlp.routed) return dropped;
-  if ((modules & kMoeActivation) != 0) dropped += shape.tokens * mlp.activation_split;
-  if ((modules & kSharedExperts) != 0) dropped += shape.tokens * mlp.shared_split;
-  return dropped;
-}
-
-// M_B, M_W and the transient bytes of one block under `recompute`.
-void set_memory(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const RankShape& shape,
-                Recompute recompute, unsigned modules, std::int64_t hidden) {
-  const std::int64_t tokens = shape.tokens;
-  const std::int64_t scores = attention.stored_scores;
-  const std::int64_t all = shape.whole(attention.stored_whole + mlp.stored_whole) +
-                           tokens * (attention.stored_split + mlp.stored_split) + scores;
-  if (recompute == Recompute::kNone) {
-    layer.activation_bytes = all;
-  } else if (recompute == Recompute::kSelective) {
-    // The recomputed modules' tensors (the attention core's scores by
-    // default) live only during B.
-    const std::int64_t dropped = dropped_bytes(attention, mlp, shape, modules);
-    layer.activation_bytes = all - dropped;
-    layer.working_bytes = dropped;
-  } else {
-    // Only the block's input is kept; B re-materialises everything.
-    layer.activation_bytes = shape.whole(hidden * shape.element);
-    layer.working_bytes = all;
-  }
-  layer.recompute_bytes = std::max<std::int64_t>(0, all - layer.activation_bytes);
-  const std::int64_t wgrad = shape.whole(attention.wgrad_whole + mlp.wgrad_whole) +
-                             tokens * (attention.wgrad_split + mlp.wgrad_split);
-  // The simulator frees M_W out of M_B, so M_W <= M_B. Only full recompute
-  // breaks it (W's inputs come from the recomputed forward); the excess is
-  // charged to the transient bytes of the backward instead.
-  layer.weight_grad_bytes = std::min(wgrad, layer.activation_bytes);
-  layer.working_bytes += wgrad - layer.weight_grad_bytes;
-}
-
 // Transformer Engine quantizes what each FP8 GEMM reads: the forward casts
 // its input (bf16 read, the FP8 copy and its transpose for the weight
 // gradient written: 4 bytes per element), the backward its output gradient
@@ -264,76 +223,6 @@ void add_fp8_casts(LayerCost& layer) {
     layer.forward.memory_bytes += 4 * gemm.m * gemm.k * gemm.count * gemm.batch;
     layer.backward_input.memory_bytes += 4 * gemm.m * gemm.n * gemm.count * gemm.batch;
   }
-}
-
-// The MLP half's selective recomputation: a whole module (mlp, moe) with
-// its GEMMs, elementwise bytes and collectives, else the shared experts and
-// the routed experts' activation as named.
-void add_module_recompute(LayerCost& layer, const BlockCost& mlp, const ModelConfig& model, const RankShape& shape,
-                          unsigned modules) {
-  PassWork& redo = layer.recompute;
-  const double tokens = static_cast<double>(shape.tokens);
-  const auto rerun = [&](std::size_t first_gemm, double calls) {
-    for (std::size_t g = first_gemm; g < mlp.gemms.size(); ++g) {
-      redo.gemms.push_back(mlp.gemms[g]);
-      layer.recompute_flops += mlp.gemms[g].flops() * mlp.gemms[g].count;
-    }
-    const std::vector<CollectiveWork> calls_made = tensor_parallel_collectives(model, shape, calls);
-    redo.collectives.insert(redo.collectives.end(), calls_made.begin(), calls_made.end());
-  };
-  if ((modules & (mlp.routed ? kMoe : kMlp)) != 0) {
-    rerun(0, mlp.tp_collectives);
-    redo.memory_bytes += tokens * (shape.per_rank_whole(mlp.module_traffic_whole) + mlp.module_traffic_split);
-    redo.routing_bytes += tokens * shape.per_rank_whole(mlp.routing_traffic_whole);
-    redo.expert_collectives.insert(redo.expert_collectives.end(), mlp.expert_collectives.begin(),
-                                   mlp.expert_collectives.end());
-    return;
-  }
-  if (!mlp.routed) return;
-  if ((modules & kSharedExperts) != 0 && mlp.shared_gemms > 0) {
-    rerun(mlp.gemms.size() - mlp.shared_gemms, mlp.tp_collectives);
-    redo.memory_bytes += tokens * mlp.shared_traffic_split;
-  }
-  if ((modules & kMoeActivation) != 0) redo.memory_bytes += tokens * mlp.activation_traffic_split;
-}
-
-// Adds the recomputed forward to the input-gradient pass.
-void add_recompute(LayerCost& layer, const BlockCost& attention, const BlockCost& mlp, const ModelConfig& model,
-                   const RankShape& shape, Recompute recompute, unsigned modules) {
-  PassWork& redo = layer.recompute;
-  const PassWork& forward = layer.forward;
-  if (recompute == Recompute::kSelective) {
-    const double tokens = static_cast<double>(shape.tokens);
-    if ((modules & kCoreAttention) != 0) {
-      redo.attention = forward.attention;
-      redo.memory_bytes += attention.traffic_scores;
-      layer.recompute_flops = forward.attention_flops();
-    }
-    if ((modules & kLayerNorm) != 0) {
-      const double norms = attention.norm_traffic_whole + mlp.norm_traffic_whole;
-      redo.memory_bytes += tokens * (shape.sequence_parallel ? norms / shape.tp : norms);
-    }
-    if ((modules & kMlaUpProj) != 0) {
-      for (const GemmWork& gemm : attention.up_proj_gemms) {
-        redo.gemms.push_back(gemm);
-        layer.recompute_flops += gemm.flops() * gemm.count;
-      }
-      redo.memory_bytes += tokens * attention.up_proj_traffic_split;
-    }
-    add_module_recompute(layer, mlp, model, shape, modules);
-  } else if (recompute == Recompute::kFull) {
-    redo = forward;
-    redo.shard_collectives.clear();  // the gathered weights are still there
-    layer.recompute_flops = forward.flops();
-  }
-  PassWork& backward = layer.backward_input;
-  backward.gemms.insert(backward.gemms.end(), redo.gemms.begin(), redo.gemms.end());
-  backward.attention.insert(backward.attention.end(), redo.attention.begin(), redo.attention.end());
-  backward.memory_bytes += redo.memory_bytes;
-  backward.routing_bytes += redo.routing_bytes;
-  backward.collectives.insert(backward.collectives.end(), redo.collectives.begin(), redo.collectives.end());
-  backward.expert_collectives.insert(backward.expert_collectives.end(), redo.expert_collectives.begin(),
-                                     redo.expert_collectives.end());
 }
 
 LayerCost transformer_layer(const ModelConfig& model, const BlockCost& attention, const BlockCost& mlp,
@@ -432,6 +321,10 @@ LayerKinds expand_layer_kinds(const ModelConfig& model, const TrainingShape& sha
     moe = static_cast<int>(result.kinds.size());
     result.kinds.push_back(transformer_layer(model, attention, detail::moe_block(model, rank), rank, shape.recompute,
                                              shape.recompute_modules, true));
+    if (shape.routing.dispatcher == MoeDispatcher::kDeepEp) {
+      result.kinds.back().dispatcher_buffer_bytes =
+          deepep_buffer_bytes(model.hidden * std::max(rank.element, std::int64_t{2}), shape.ep * shape.expert_tp());
+    }
   }
   const int output = static_cast<int>(result.kinds.size());
   result.kinds.push_back(detail::output_layer(model, rank));

@@ -137,6 +137,9 @@ struct LayerCost {
   // byte per weight); none with --fp8-param-gather, where the FP8 data and
   // its transpose are the weight.
   std::int64_t fp8_weight_copy_bytes = 0;
+  // Held once per process by the token dispatcher of any MoE layer, outside
+  // PyTorch's allocator (DeepEP's NVLink and RDMA buffers).
+  std::int64_t dispatcher_buffer_bytes = 0;
 
   PassWork forward;
   PassWork backward_input;   // input gradients, plus the recomputed forward if any

@@ -100,6 +100,7 @@ void absorb(LayerCost& into, const LayerCost& part) {
   into.expert_params_per_rank += part.expert_params_per_rank;
   into.fp8_params_per_rank += part.fp8_params_per_rank;
   into.fp8_weight_copy_bytes += part.fp8_weight_copy_bytes;
+  into.dispatcher_buffer_bytes = std::max(into.dispatcher_buffer_bytes, part.dispatcher_buffer_bytes);
   absorb_pass(into.forward, part.forward);
   absorb_pass(into.backward_input, part.backward_input);
   absorb_pass(into.backward_weight, part.backward_weight);

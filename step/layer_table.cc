@@ -56,7 +56,7 @@ LayerTable::LayerTable(std::size_t layers) {
   for (std::vector<double>* prefix :
        {&forward_, &backward_input_, &backward_weight_, &forward_comm_, &backward_input_comm_, &forward_network_,
         &backward_input_network_, &forward_overhead_, &backward_overhead_, &params_, &expert_params_, &activation_,
-        &weight_grad_, &logits_, &fp8_params_, &fp8_copies_, &recompute_, &recompute_bytes_}) {
+        &weight_grad_, &logits_, &fp8_params_, &fp8_copies_, &recompute_, &recompute_bytes_, &dispatcher_layers_}) {
     prefix->reserve(layers + 1);
     prefix->push_back(0.0);
   }
@@ -131,6 +131,8 @@ void LayerTable::append(const std::string& name, const models::LayerCost& layer,
   push_prefix(recompute_bytes_, static_cast<double>(layer.recompute_bytes));
   output_.push_back(static_cast<double>(layer.output_bytes));
   working_.push_back(static_cast<double>(layer.working_bytes));
+  push_prefix(dispatcher_layers_, layer.dispatcher_buffer_bytes > 0 ? 1.0 : 0.0);
+  dispatcher_buffer_ = std::max(dispatcher_buffer_, static_cast<double>(layer.dispatcher_buffer_bytes));
 }
 
 void LayerTable::finish() {

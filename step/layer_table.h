@@ -66,6 +66,11 @@ class LayerTable {
   // Of params: FP8 linear layers' weights (gathered in FP8 with --fp8-param-gather).
   double fp8_params(int i, int j) const { return range(fp8_params_, i, j); }
   double fp8_weight_copy_bytes(int i, int j) const { return range(fp8_copies_, i, j); }
+  // The dispatcher's buffers a rank holding layers [i, j) allocates (once,
+  // however many of its layers are MoE).
+  double dispatcher_buffer_bytes(int i, int j) const {
+    return range(dispatcher_layers_, i, j) > 0 ? dispatcher_buffer_ : 0;
+  }
   double activation_bytes(int i, int j) const { return range(activation_, i, j); }
   double weight_grad_bytes(int i, int j) const { return range(weight_grad_, i, j); }
   double logits_bytes(int i, int j) const { return range(logits_, i, j); }
@@ -100,7 +105,8 @@ class LayerTable {
   std::vector<double> forward_network_, backward_input_network_;    // prefix sums
   std::vector<double> forward_overhead_, backward_overhead_;        // prefix sums
   std::vector<double> params_, expert_params_, activation_, weight_grad_, logits_;  // prefix sums
-  std::vector<double> fp8_params_, fp8_copies_;                                      // prefix sums
+  std::vector<double> fp8_params_, fp8_copies_, dispatcher_layers_;                  // prefix sums
+  double dispatcher_buffer_ = 0;
   std::vector<double> recompute_, recompute_bytes_;                  // prefix sums
   std::vector<double> output_;                                       // per layer
   std::vector<double> working_;                                      // per layer, until finished

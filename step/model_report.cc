@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "common/text_wrap.h"
 #include "common/units.h"
 #include "sim/memory_fit.h"
@@ -14,7 +16,7 @@ namespace {
 nlohmann::ordered_json breakdown_json(const MemoryBreakdown& memory) {
   return {{"weights", memory.weights},     {"gradients", memory.gradients}, {"optimizer", memory.optimizer},
           {"activations", memory.activations}, {"logits", memory.logits},   {"buffers", memory.buffers},
-          {"total", memory.total()}};
+          {"of_buffers_dispatcher", memory.dispatcher_buffers}, {"total", memory.total()}};
 }
 
 // "layer 12" -> 12, or -1 for the embedding and output layers.
@@ -192,6 +194,14 @@ std::string model_simulation_summary(const ModelSimulation& simulation) {
                         format_bytes(m.gradients), format_bytes(m.optimizer), format_bytes(m.activations),
                         format_bytes(m.logits), format_bytes(m.buffers), format_bytes(m.total()),
                         summarise_layers(simulation.layers[rank]));
+  }
+  const auto dispatcher = std::max_element(
+      simulation.memory.begin(), simulation.memory.end(),
+      [](const MemoryBreakdown& a, const MemoryBreakdown& b) { return a.dispatcher_buffers < b.dispatcher_buffers; });
+  if (dispatcher != simulation.memory.end() && dispatcher->dispatcher_buffers > 0) {
+    text += fmt::format("  buffers include DeepEP's NVLink and RDMA buffers, {} on each rank with MoE layers "
+                        "(allocated outside PyTorch's)\n",
+                        format_bytes(static_cast<double>(dispatcher->dispatcher_buffers)));
   }
   return text;
 }

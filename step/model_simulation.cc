@@ -78,6 +78,7 @@ MemoryBreakdown breakdown(const StaticMemory& memory, const sim::RankReport& ran
   result.gradients = memory.gradients;
   result.optimizer = memory.optimizer;
   result.buffers = memory.buffers;
+  result.dispatcher_buffers = memory.dispatcher_buffers;
   result.logits = rank.peak_logits_bytes;
   result.activations = rank.peak_activation_bytes - rank.peak_logits_bytes;
   return result;

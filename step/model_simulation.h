@@ -51,6 +51,7 @@ struct PipelineSetup : models::PipelineLayout {
 
 struct MemoryBreakdown {
   std::int64_t weights = 0, gradients = 0, optimizer = 0, activations = 0, logits = 0, buffers = 0;
+  std::int64_t dispatcher_buffers = 0;  // of buffers: DeepEP's, outside PyTorch's allocator
   std::int64_t total() const { return weights + gradients + optimizer + activations + logits + buffers; }
 };
 

@@ -42,12 +42,6 @@ sim::StageCost stage_cost(const LayerTable& table, int i, int j, double scale) {
 
 }  // namespace
 
-double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j) {
-  const double dense = models::state_bytes(shape).total(), expert = models::expert_state_bytes(shape).total();
-  return table.params(i, j) * dense + table.expert_params(i, j) * (expert - dense) + table.fp8_weight_copy_bytes(i, j) +
-         2 * table.boundary_bytes(j);
-}
-
 sim::Topology pipeline_topology(const models::HardwareConfig& hardware, const models::TrainingShape& shape) {
   sim::Topology topology;
   topology.intra_node = {hardware.node_link.latency_s, hardware.node_link.bandwidth};
@@ -97,6 +91,7 @@ ModelStageCosts build_stage_costs(const std::vector<const LayerTable*>& stage_ta
   const models::StateBytes expert_state = models::expert_state_bytes(shape);
   std::vector<double> working(static_cast<std::size_t>(schedule.ranks), 0.0);
   std::vector<double> fp8_copies(static_cast<std::size_t>(schedule.ranks), 0.0);
+  std::vector<double> dispatcher(static_cast<std::size_t>(schedule.ranks), 0.0);
   for (int stage = 0; stage < schedule.stages; ++stage) {
     const int i = split.first_layer(stage), j = split.end_layer(stage);
     const LayerTable& table = *stage_tables[static_cast<std::size_t>(stage)];
@@ -110,6 +105,7 @@ ModelStageCosts build_stage_costs(const std::vector<const LayerTable*>& stage_ta
     result.stage_params.push_back({table.params(i, j), table.expert_params(i, j), table.fp8_params(i, j)});
     memory.buffers += 2 * result.costs.stages.back().send_bytes;
     working[rank] = std::max(working[rank], table.working_bytes(i, j) * schedule.microbatch_scale);
+    dispatcher[rank] = std::max(dispatcher[rank], table.dispatcher_buffer_bytes(i, j));
   }
   for (std::size_t rank = 0; rank < result.static_memory.size(); ++rank) {
     StaticMemory& memory = result.static_memory[rank];
@@ -118,7 +114,8 @@ ModelStageCosts build_stage_costs(const std::vector<const LayerTable*>& stage_ta
     memory.weights = to_bytes(dense * state.weights + expert * expert_state.weights + fp8_copies[rank]);
     memory.gradients = to_bytes(dense * state.gradients + expert * expert_state.gradients);
     memory.optimizer = to_bytes(dense * state.optimizer + expert * expert_state.optimizer);
-    memory.buffers += to_bytes(working[rank]);
+    memory.dispatcher_buffers = to_bytes(dispatcher[rank]);
+    memory.buffers += to_bytes(working[rank]) + memory.dispatcher_buffers;
     result.costs.static_bytes.push_back(memory.total());
   }
   return result;

@@ -31,6 +31,7 @@ struct StaticMemory {
   std::int64_t gradients = 0;
   std::int64_t optimizer = 0;
   std::int64_t buffers = 0;  // transient working memory (recompute, softmax gradient) and p2p buffers
+  std::int64_t dispatcher_buffers = 0;  // of buffers: the MoE token dispatcher's (DeepEP's)
   std::int64_t params = 0;   // parameters held
   std::int64_t expert_params = 0;  // of them, the routed experts'
   std::int64_t fp8_params = 0;     // of them, FP8 linear layers'
@@ -42,11 +43,6 @@ struct ModelStageCosts {
   std::vector<StaticMemory> static_memory;  // per rank
   std::vector<RankParams> stage_params;     // per stage (chunk): parameters held
 };
-
-// Static bytes of a stage holding layers [i, j): its training state and the
-// send and receive buffers of the boundary after it (working memory is
-// added per rank: one layer at a time).
-double stage_static_bytes(const LayerTable& table, const models::TrainingShape& shape, int i, int j);
 
 // `schedule` gives the stage-to-rank mapping (its stages must equal the
 // split's). Times come from the table (the hardware's time model).

@@ -23,6 +23,7 @@
 // activations.
 #include <gtest/gtest.h>
 
+#include "models/deepep_buffers.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "step/model_simulation.h"
@@ -33,7 +34,7 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-ModelSimulation deepseek_v3_proxy() {
+ModelSimulation deepseek_v3_proxy(models::MoeDispatcher dispatcher = models::MoeDispatcher::kDeepEp) {
   models::ModelConfig model = models::load_model("deepseek-v3");
   model.layers = 14;
   model.moe.dense_layers = 0;
@@ -49,7 +50,7 @@ ModelSimulation deepseek_v3_proxy() {
   setup.shape.etp = 1;
   setup.shape.mtp_layers = 1;
   setup.shape.zero = models::ZeroStage::kOptimizer;  // Megatron's distributed optimizer
-  setup.shape.routing.dispatcher = models::MoeDispatcher::kDeepEp;
+  setup.shape.routing.dispatcher = dispatcher;
   setup.split = split_from_layout("Et*4|t*4|t*4|t*2mL", 14, 4, 1);
   return simulate_model(model, models::load_hardware("h100-sxm"), setup);
 }
@@ -75,6 +76,19 @@ TEST(MoeStageMemory, TheFirstStagePeaksAboveTheSecondByTheEmbeddingAndOneMicroBa
   const double peaks = (65203.93359375 - 52228.1533203125) * kMiB;
   const auto predicted_peaks = static_cast<double>(proxy.memory[0].total() - proxy.memory[1].total());
   EXPECT_NEAR(predicted_peaks, peaks, 0.10 * peaks);
+}
+
+// DeepEP's buffers sit outside PyTorch's allocator, so the README's figures
+// leave them out; the GPU holds them once per process, however many MoE
+// layers a stage has (16 ranks: two nodes of NVLink peers).
+TEST(MoeStageMemory, DeepEpBuffersOncePerRank) {
+  const ModelSimulation deepep = deepseek_v3_proxy();
+  const ModelSimulation alltoall = deepseek_v3_proxy(models::MoeDispatcher::kAllToAll);
+  for (std::size_t rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(deepep.memory[rank].buffers - alltoall.memory[rank].buffers,
+              models::deepep_buffer_bytes(7168 * 2, 16))
+        << rank;
+  }
 }
 
 }  // namespace
