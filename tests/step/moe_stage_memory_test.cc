@@ -91,5 +91,46 @@ TEST(MoeStageMemory, DeepEpBuffersOncePerRank) {
   }
 }
 
+// The DeepSeek-V3 recipe Megatron-MoE-ModelZoo runs on 1,024 H100s
+// (best_practice/DeepSeekV3/run.sh: TP 2, PP 8, VP 4, EP 64, global batch
+// 8192, FP8, the all-to-all overlap, recompute mla_up_proj and mlp, one MTP
+// module, layout Et|(tt|)*30mL; model_configs/benchmarking/DeepSeek-V3.yaml:
+// sequence 4096, the distributed optimizer with overlapped reduce and
+// gather, DeepEP) ran: it must fit the 80 GB its GPUs have. FP8 weights are
+// not assumed (the larger memory).
+TEST(MoeStageMemory, TheModelZooDeepSeekRecipeFitsItsH100s) {
+  const models::ModelConfig model = models::load_model("deepseek-v3");
+  PipelineSetup setup;
+  setup.pp = 8;
+  setup.virtual_stages = 4;
+  setup.microbatches = 128;  // 8192 over d = 1024 / (2 x 8)
+  setup.schedule = "Interleaved1F1B";
+  setup.shape.seq_len = 4096;
+  setup.shape.tp = 2;
+  setup.shape.dp = 64;
+  setup.shape.ep = 64;
+  setup.shape.etp = 1;
+  setup.shape.mtp_layers = 1;
+  setup.shape.sequence_parallel = true;
+  setup.shape.pipelined = true;
+  setup.shape.recompute = models::Recompute::kSelective;
+  setup.shape.recompute_modules = models::kMlaUpProj | models::kMlp;
+  setup.shape.zero = models::ZeroStage::kOptimizer;
+  setup.shape.routing.dispatcher = models::MoeDispatcher::kDeepEp;
+  models::RuntimeFlags flags;
+  flags.fp8 = true;
+  flags.overlap_grad_reduce = true;
+  flags.overlap_param_gather = true;
+  flags.moe_a2a_overlap = true;
+  setup.shape.apply(flags);
+  setup.split = split_from_layout("Et|(tt|)*30mL", 61, 32, 1);
+  const models::HardwareConfig hardware = models::load_hardware("dgx-h100-cluster");
+  const ModelSimulation recipe = simulate_model(model, hardware, setup);
+  ASSERT_EQ(recipe.memory.size(), 8u);
+  for (std::size_t rank = 0; rank < recipe.memory.size(); ++rank) {
+    EXPECT_LE(recipe.memory[rank].total(), hardware.gpu.usable_memory_bytes()) << "rank " << rank;
+  }
+}
+
 }  // namespace
 }  // namespace pipeplan::step
