@@ -99,20 +99,15 @@ void check_option_use(const PlanOptions& options, const CLI::App& command) {
                      "data-parallel rank there is none; drop them");
   }
   for (const auto& [flag, option] : {std::pair{runtime.optimizer_states_in_bf16, "--optimizer-states-in-bf16"},
-                                     std::pair{runtime.master_weights_in_bf16, "--master-weights-in-bf16"}}) {
+                                     std::pair{runtime.master_weights_in_bf16, "--master-weights-in-bf16"},
+                                     std::pair{runtime.fp8_param_gather, "--fp8-param-gather"}}) {
     if (flag && (one_replica || options.gpus == 1 || options.zero.value_or(1) != 1)) {
       throw InputError(fmt::format("{} runs inside a distributed optimizer only: it needs --zero 1 (or --zero left "
                                    "to the search) and more than one data-parallel rank",
                                    option));
     }
   }
-  if (runtime.fp8_param_gather && (one_replica || options.gpus == 1)) {
-    throw InputError("--fp8-param-gather gathers the distributed optimizer's weights in FP8: it needs more than one "
-                     "data-parallel rank");
-  }
-  std::optional<models::ZeroStage> zero;
-  if (options.zero) zero = static_cast<models::ZeroStage>(*options.zero);
-  check_fp8_param_gather(runtime, zero);
+  check_fp8_param_gather(runtime, std::nullopt);  // its optimizer is checked above
   if (runtime.overlap_param_gather && !runtime.overlap_grad_reduce) {
     throw InputError("--overlap-param-gather needs --overlap-grad-reduce with it (as Megatron-LM asserts)");
   }
