@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "models/reliability.h"
 #include "planner/goodput/checkpoint.h"
@@ -29,36 +30,55 @@ double daly_interval_s(double checkpoint_s, double mtbf_s);
 // work / tau.
 double expected_wall_s(double work_s, double interval_s, double checkpoint_s, double restart_s, double mtbf_s);
 
+// The most tries a restart, or a checkpoint interval with its save, may
+// need on average before one runs through without a failure: beyond it a
+// job cannot progress (and runs of it would not end).
+inline constexpr double kMostExpectedTries = 1e6;
+// Weibull shapes of times between failures: published fits of HPC and
+// GPU clusters lie within 0.5 to 1 (Schroeder and Gibson, DSN 2006: 0.7 to
+// 0.8); outside [0.1, 20] the mean hides a distribution of no machine.
+inline constexpr double kLeastWeibullShape = 0.1, kMostWeibullShape = 20;
+
+// Expected tries until `length_s` passes without a failure, each try
+// drawing its time to failure afresh from a Weibull distribution of `shape`
+// with mean `mtbf_s`: 1 / survival, e^((length / scale)^shape) (inf past
+// the range of a double).
+double expected_tries(double length_s, double mtbf_s, double shape);
+// "1.23e+04", or "more than 10^308" where a count overflows.
+std::string format_tries(double tries);
+
 // What a run needs from the plan and the cluster.
 struct RunInputs {
-  double step_s = 0;           // one training step, failure-free
+  double step_s = 0;  // one training step, failure-free
   double tokens_per_step = 0;
   long long gpus = 0, nodes = 0;
   CheckpointCost checkpoint;
   models::ReliabilityConfig reliability;
-  bool asynchronous = false;   // snapshot to host memory, write behind
+  bool asynchronous = false;          // snapshot to host memory, write behind
   std::optional<int> interval_steps;  // none: Daly's optimum, in whole steps
-  double tokens = 0;           // the token budget (0: none given)
+  double tokens = 0;                  // the token budget (0: none given)
 };
 
 struct GoodputEstimate {
   double job_mtbf_s = 0;
-  double restart_s = 0;        // relaunch, set-up, checkpoint load, warm-up steps
-  double stall_s = 0;          // what each checkpoint stops training for
-  double durable_after_s = 0;  // asynchronous: the write after the stall (0: synchronous)
+  double restart_s = 0;            // relaunch, set-up, checkpoint load, warm-up steps
+  double stall_s = 0;              // what each checkpoint stops training for
+  double durable_after_s = 0;      // asynchronous: the write after the stall (0: synchronous)
   double young_s = 0, daly_s = 0;  // the optimum intervals, in compute seconds
-  int interval_steps = 0;      // the interval used
+  int interval_steps = 0;          // the interval used
   double interval_s = 0;
-  double goodput = 0;          // training time over wall-clock time
-  double checkpoint_share = 0; // of the wall-clock time, spent checkpointing
+  double goodput = 0;             // training time over wall-clock time
+  double checkpoint_share = 0;    // of the wall-clock time, spent checkpointing
   double lost_per_failure_s = 0;  // expected: the restart and the work redone
-  double work_s = 0;           // the token budget's steps, failure-free (0 without one)
-  double wall_s = 0;           // expected, with failures
+  double work_s = 0;              // the token budget's steps, failure-free (0 without one)
+  double wall_s = 0;              // expected, with failures
   double effective_tokens_per_s = 0;
 };
 
 // Throws InputError where the interval is shorter than the checkpoint (its
-// write, asynchronously), or the token budget below one step.
+// write, asynchronously), the token budget below one step, or the job cannot
+// progress (a restart, or an interval and its save, needing more than
+// kMostExpectedTries tries), naming the inputs that stop it.
 GoodputEstimate estimate_goodput(const RunInputs& inputs);
 
 }  // namespace pipeplan::planner

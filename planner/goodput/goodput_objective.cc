@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/error.h"
 #include "planner/goodput/checkpoint.h"
 #include "planner/goodput/goodput.h"
 
@@ -15,9 +16,13 @@ void add_goodput(const step::ModelSimulation& simulation, const PlanRequest& req
   inputs.checkpoint = checkpoint_cost(
       {simulation.memory, candidate.tp, candidate.cp, candidate.dp, candidate.pp, candidate.zero}, request.hardware);
   inputs.reliability = request.hardware.reliability;
-  const GoodputEstimate estimate = estimate_goodput(inputs);
-  candidate.goodput = estimate.goodput;
-  candidate.effective_tokens_per_s = candidate.tokens_per_s * estimate.goodput;
+  try {
+    const GoodputEstimate estimate = estimate_goodput(inputs);
+    candidate.goodput = estimate.goodput;
+  } catch (const InputError&) {
+    candidate.goodput = 0;  // its job cannot progress: it trains nothing
+  }
+  candidate.effective_tokens_per_s = candidate.tokens_per_s * candidate.goodput;
 }
 
 double goodput_ceiling(const PlanRequest& request) {

@@ -9,6 +9,8 @@
 
 #include "common/error.h"
 #include "common/parallel.h"
+#include "common/units.h"
+#include "planner/goodput/goodput.h"
 
 namespace pipeplan::planner {
 namespace {
@@ -38,9 +40,20 @@ class FailureClock {
   double shape_, scale_;
 };
 
+// A segment's time on the slowest nodes the job may run on, with its save.
+double segment_s(const RunModel& model) {
+  double slowest = 1;
+  for (double slowdown : model.replanned_slowdown) slowest = std::max(slowest, slowdown);
+  return model.interval_s * slowest + model.stall_s;
+}
+
 void check_model(const RunModel& model) {
-  if (!(model.work_s > 0) || !(model.interval_s > 0) || !(model.mtbf_s > 0) || !(model.weibull_shape > 0)) {
-    throw InputError("a run needs work, an interval, a mean time between failures and a Weibull shape above 0");
+  if (!(model.work_s > 0) || !(model.interval_s > 0) || !(model.mtbf_s > 0)) {
+    throw InputError("a run needs work, an interval and a mean time between failures above 0");
+  }
+  if (!(model.weibull_shape >= kLeastWeibullShape && model.weibull_shape <= kMostWeibullShape)) {
+    throw InputError(fmt::format("--weibull-shape: {} is outside [{}, {}]; 1 is exponential, below 1 failures bunch",
+                                 model.weibull_shape, kLeastWeibullShape, kMostWeibullShape));
   }
   if (!(model.node_out_share >= 0 && model.node_out_share <= 1)) {
     throw InputError("the share of failures that take a node out must be within [0, 1]");
@@ -50,14 +63,36 @@ void check_model(const RunModel& model) {
   }
   for (double slowdown : model.replanned_slowdown) {
     if (!(slowdown >= 1) || !std::isfinite(slowdown)) {
-      throw InputError(fmt::format("a re-planned job on fewer nodes runs no faster: slowdown {} is not >= 1", slowdown));
+      throw InputError(
+          fmt::format("a re-planned job on fewer nodes runs no faster: slowdown {} is not >= 1", slowdown));
     }
   }
   if (model.durable_after_s > model.interval_s) {
-    throw InputError(fmt::format("the interval ({:.4g} s) is shorter than the checkpoint's write ({:.4g} s): the next "
-                                 "snapshot would start before it is written",
-                                 model.interval_s, model.durable_after_s));
+    throw InputError(
+        fmt::format("the interval ({:.4g} s) is shorter than the checkpoint's write ({:.4g} s): the next "
+                    "snapshot would start before it is written",
+                    model.interval_s, model.durable_after_s));
   }
+  // Runs that cannot progress would never end.
+  const double restart_tries = expected_tries(model.restart_s + model.swap_s, model.mtbf_s, model.weibull_shape);
+  const double segment_tries = expected_tries(segment_s(model), model.mtbf_s, model.weibull_shape);
+  if (!(restart_tries <= kMostExpectedTries) || !(segment_tries <= kMostExpectedTries)) {
+    throw InputError(
+        fmt::format("the runs cannot progress: with failures every {} (Weibull shape {}), a restart of {} "
+                    "needs {} tries to finish and a checkpoint interval with its save ({}) {} (at most "
+                    "10^6 each)",
+                    format_duration(model.mtbf_s), model.weibull_shape, format_duration(model.restart_s + model.swap_s),
+                    format_tries(restart_tries), format_duration(segment_s(model)), format_tries(segment_tries)));
+  }
+}
+
+// Failures a run meets on average: each segment's failed tries, each
+// followed by a restart that may fail too (Daly's expected time over the
+// MTBF, for exponential failures).
+double expected_failures(const RunModel& model) {
+  const double segments = std::ceil(model.work_s / model.interval_s);
+  const double restart_tries = expected_tries(model.restart_s + model.swap_s, model.mtbf_s, model.weibull_shape);
+  return segments * (expected_tries(segment_s(model), model.mtbf_s, model.weibull_shape) - 1) * restart_tries;
 }
 
 // The nodes a run can restart on: hot spares, and failed nodes back from
@@ -194,9 +229,15 @@ RunOutcome simulate_run(const RunModel& model, std::uint64_t seed) {
 RunDistribution simulate_runs(const RunModel& model, int runs, std::uint64_t seed, int threads) {
   check_model(model);
   if (runs < 1) throw InputError("--runs: give at least 1 run");
+  const double expected = expected_failures(model) * runs;
+  if (!(expected <= kMostSimulatedFailures)) {
+    throw InputError(
+        fmt::format("--runs: {} runs of {} training meet about {:.3g} failures in all, more than the {:.0e} "
+                    "the Monte Carlo plays out; give fewer --runs or a shorter --run-length",
+                    runs, format_duration(model.work_s), expected, kMostSimulatedFailures));
+  }
   std::vector<RunOutcome> outcomes(static_cast<std::size_t>(runs));
-  parallel_for(outcomes.size(), threads,
-               [&](std::size_t run) { outcomes[run] = run_once(model, mix(seed + run)); });
+  parallel_for(outcomes.size(), threads, [&](std::size_t run) { outcomes[run] = run_once(model, mix(seed + run)); });
   std::vector<double> walls;
   walls.reserve(outcomes.size());
   double failures = 0, waiting = 0, degraded = 0;

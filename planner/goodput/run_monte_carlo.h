@@ -11,12 +11,12 @@
 namespace pipeplan::planner {
 
 struct RunModel {
-  double work_s = 0;        // compute the run needs, failure-free
-  double interval_s = 0;    // compute between checkpoints (the last segment may be shorter)
-  double stall_s = 0;       // what each checkpoint stops training for
+  double work_s = 0;           // compute the run needs, failure-free
+  double interval_s = 0;       // compute between checkpoints (the last segment may be shorter)
+  double stall_s = 0;          // what each checkpoint stops training for
   double durable_after_s = 0;  // after the stall, until the checkpoint is written (asynchronous; 0: at once)
   double restart_s = 0;
-  double mtbf_s = 0;        // mean time between the job's failures
+  double mtbf_s = 0;  // mean time between the job's failures
   // Times between failures: Weibull of this shape with mean mtbf_s (1:
   // exponential; below 1, failures come in bursts), drawn anew after each.
   double weibull_shape = 1;
@@ -42,8 +42,14 @@ struct RunDistribution {
   double mean_degraded_s = 0;  // training on fewer nodes, re-planned
 };
 
-// Throws InputError for a model that cannot finish (no work, or an
-// interval shorter than the write it must wait for).
+// Failures all runs together may meet on average: a bound on the work
+// (about 10 s on one core).
+inline constexpr double kMostSimulatedFailures = 2e8;
+
+// Throws InputError for a model that cannot finish (no work, an interval
+// shorter than the write it must wait for, a restart or a segment needing
+// more than kMostExpectedTries tries, a Weibull shape outside its range) or
+// whose runs would meet more than kMostSimulatedFailures failures.
 RunDistribution simulate_runs(const RunModel& model, int runs, std::uint64_t seed, int threads);
 
 // One run's wall-clock time and failures, from the generator seeded with

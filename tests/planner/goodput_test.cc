@@ -217,7 +217,9 @@ TEST(Goodput, HotSparesAndRepairsPlayOutInTheRuns) {
   EXPECT_GT(planner::simulate_runs(replanned, 400, 5, 0).mean_s, base.mean_s);
 }
 
-TEST(Goodput, TheIntervalIsInWholeStepsAndNoShorterThanTheSave) {
+// A 10 s step on 1,024 GPUs (128 nodes), a 60 s save and a 30 s load,
+// under the default failure rates.
+planner::RunInputs ten_second_steps_on_1024_gpus() {
   planner::RunInputs in;
   in.step_s = 10;
   in.tokens_per_step = 1e6;
@@ -226,6 +228,72 @@ TEST(Goodput, TheIntervalIsInWholeStepsAndNoShorterThanTheSave) {
   in.checkpoint.write_s = 60;
   in.checkpoint.read_s = 30;
   in.reliability = models::default_reliability();
+  return in;
+}
+
+TEST(Goodput, ExpectedTriesAreOneOverTheSurvival) {
+  // Exponential: a try of x survives with e^(-x/M).
+  EXPECT_NEAR(planner::expected_tries(3600, 10800, 1), std::exp(1.0 / 3), 1e-12);
+  // Weibull of shape 2 and mean M: scale M / Gamma(1.5) = 2M / sqrt(pi),
+  // survival e^(-(x / scale)^2). x = M: e^(pi / 4).
+  EXPECT_NEAR(planner::expected_tries(10800, 10800, 2), std::exp(std::acos(-1.0) / 4), 1e-12);
+  EXPECT_FALSE(std::isfinite(planner::expected_tries(1e6, 1, 1)));
+  EXPECT_EQ(planner::format_tries(planner::expected_tries(1e6, 1, 1)), "more than 10^308");
+}
+
+TEST(Goodput, RunsThatCannotProgressAreRefusedBeforeTheyStart) {
+  // Each would loop for ever: a restart a thousand times the MTBF, a save
+  // as long, a shape whose scale is 0.
+  planner::RunModel restart = three_hour_mtbf(1);
+  restart.restart_s = 1000 * restart.mtbf_s;
+  EXPECT_THROW(planner::simulate_runs(restart, 10, 1, 1), InputError);
+  EXPECT_THROW(planner::simulate_run(restart, 1), InputError);
+  planner::RunModel save = three_hour_mtbf(1);
+  save.stall_s = 1000 * save.mtbf_s;
+  EXPECT_THROW(planner::simulate_runs(save, 10, 1, 1), InputError);
+  EXPECT_THROW(planner::simulate_runs(three_hour_mtbf(1e-300), 10, 1, 1), InputError);
+  EXPECT_THROW(planner::simulate_runs(three_hour_mtbf(21), 10, 1, 1), InputError);
+  // Progressing runs, but too many failures in all to play out: 100 h of
+  // work at a 3 h MTBF meets about 40 failures a run.
+  const planner::RunModel fine = three_hour_mtbf(1);
+  EXPECT_NO_THROW(planner::simulate_runs(fine, 10, 1, 1));
+  EXPECT_THROW(planner::simulate_runs(fine, 10'000'000, 1, 1), InputError);
+}
+
+TEST(Goodput, TheClosedFormRefusesAJobThatCannotProgress) {
+  planner::RunInputs in = ten_second_steps_on_1024_gpus();
+  const double mtbf = planner::job_mtbf_s(in.reliability, in.gpus, in.nodes);
+  // Restarts of 20 MTBFs: e^20 = 4.9e8 tries each, never "0 % goodput".
+  planner::RunInputs slow_restart = in;
+  slow_restart.reliability.relaunch_s = 20 * mtbf;
+  try {
+    planner::estimate_goodput(slow_restart);
+    ADD_FAILURE() << "a restart of 20 MTBFs was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("reliability.relaunch"), std::string::npos) << error.what();
+  }
+  // At 13 MTBFs (e^13 = 4.4e5 tries) the job still progresses, slowly.
+  slow_restart.reliability.relaunch_s = 13 * mtbf;
+  const planner::GoodputEstimate slow = planner::estimate_goodput(slow_restart);
+  EXPECT_GT(slow.goodput, 0);
+  EXPECT_TRUE(std::isfinite(slow.lost_per_failure_s));
+  // A save of 20 MTBFs: no interval runs through.
+  planner::RunInputs slow_save = in;
+  slow_save.checkpoint.write_s = 20 * mtbf;
+  EXPECT_THROW(planner::estimate_goodput(slow_save), InputError);
+  // An interval the user chose too long is named as such.
+  planner::RunInputs long_interval = in;
+  long_interval.interval_steps = static_cast<int>(20 * mtbf / in.step_s);
+  try {
+    planner::estimate_goodput(long_interval);
+    ADD_FAILURE() << "an interval of 20 MTBFs was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("--interval-steps"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Goodput, TheIntervalIsInWholeStepsAndNoShorterThanTheSave) {
+  planner::RunInputs in = ten_second_steps_on_1024_gpus();
   const planner::GoodputEstimate estimate = planner::estimate_goodput(in);
   EXPECT_DOUBLE_EQ(estimate.interval_s, estimate.interval_steps * 10.0);
   EXPECT_LE(std::abs(estimate.interval_s - estimate.daly_s), 10);
@@ -250,6 +318,19 @@ TEST(Goodput, TheCommandRefusesBadInputInOneLine) {
                               testing::write_temp("slow_storage.yaml", "storage_write_total: 1GB/s\n"),
                           "--interval");
   testing::expect_refused("goodput --plan " + plan + " --weibull-shape 0", "--weibull-shape");
+  testing::expect_refused("goodput --plan " + plan + " --weibull-shape 1e-300", "--weibull-shape");
+  testing::expect_refused("goodput --plan " + plan + " --tokens 0", "--tokens");
+  // Options only the Monte Carlo runs read, with none asked for.
+  for (const std::string option : {"--seed 3", "--weibull-shape 0.7", "--run-length 10d", "--threads 2"}) {
+    const std::string name = option.substr(0, option.find(' '));
+    testing::expect_refused("goodput --plan " + plan + " --runs 0 " + option, name + ": only the Monte Carlo runs");
+  }
+  // Inputs under which the job cannot progress (these used to hang).
+  const std::string one_second = testing::write_temp("one_second.yaml", "gpu_mtbf: 1s\n");
+  testing::expect_refused("goodput --plan " + plan + " --reliability " + one_second, "cannot progress");
+  const std::string no_relaunch = testing::write_temp("no_relaunch.yaml", "relaunch: 1000y\n");
+  testing::expect_refused("goodput --plan " + plan + " --reliability " + no_relaunch, "reliability.relaunch");
+  testing::expect_refused("goodput --plan " + plan + " --run-length 1000y --runs 10000000", "--runs");
   testing::expect_refused("goodput --plan " + plan + " --swap 10min", "--swap: only with --spares");
   testing::expect_refused("goodput --plan " + plan + " --spares 4", "--spares: give --repair");
   testing::expect_refused("goodput --plan " + plan + " --spares 4 --repair 0d", "--repair");
