@@ -1,15 +1,24 @@
 #include "calibrate/calibration_report.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <map>
 #include <string_view>
 
+#include "common/quote.h"
 #include "common/units.h"
 
 namespace pipeplan::calibrate {
 namespace {
+
+// A YAML double-quoted scalar: any text reads back as itself.
+std::string double_quoted(const std::string& text) {
+  YAML::Emitter out;
+  out << YAML::DoubleQuoted << text;
+  return out.c_str();
+}
 
 std::string percent(double share) { return fmt::format("{:+.2f} %", share * 100); }
 
@@ -165,7 +174,10 @@ nlohmann::ordered_json calibration_json(const Calibration& calibration) {
 }
 
 std::string calibrated_hardware_yaml(const Calibration& calibration, const std::string& name,
-                                     const std::string& runs_file) {
+                                     const std::string& runs_named) {
+  // A path or a run's name with a newline in it would end a comment and
+  // start a key: each kept on its line.
+  const std::string runs_file = one_line(runs_named);
   std::string yaml = fmt::format(
       "# Fitted by `pipeplan calibrate {}` to {}; everything not below is\n"
       "# {}'s. Standard errors (1 sigma) and each run's residual:\n",
@@ -179,11 +191,12 @@ std::string calibrated_hardware_yaml(const Calibration& calibration, const std::
                         parameter.parameter.upper);
   }
   for (const RunPrediction& row : calibration.rows) {
-    yaml += fmt::format("#   {}: measured {}, predicted {} ({}){}\n", row.run.name, format_duration(row.run.step_time_s),
+    yaml += fmt::format("#   {}: measured {}, predicted {} ({}){}\n", one_line(row.run.name),
+                        format_duration(row.run.step_time_s),
                         format_duration(row.predicted_s), percent(row.error), row.held_out ? ", held out" : "");
   }
-  yaml += fmt::format("name: {}\nbase: {}\nsource: fitted by pipeplan calibrate to {}\n", name, calibration.base,
-                      runs_file);
+  yaml += fmt::format("name: {}\nbase: {}\nsource: {}\n", double_quoted(name), double_quoted(calibration.base),
+                      double_quoted("fitted by pipeplan calibrate to " + runs_file));
   YamlTree tree;
   for (const FittedParameter& parameter : calibration.parameters) {
     tree.add(parameter.parameter.name, fmt::format("{}", parameter.value));

@@ -111,7 +111,9 @@ class RunReader {
     run.step_time_s = parse_at(node_["step_time"], file_, "step_time", [](const std::string& value, const std::string& field) {
       return parse_duration_s(value, field, 1.0);
     });
-    if (!(run.step_time_s > 0)) fail("step_time", "must be a measured time above 0, e.g. '8.309s'");
+    if (!(run.step_time_s > 0 && run.step_time_s <= kMostMeasuredStepS)) {
+      fail("step_time", "must be a measured time above 0 and at most a day, e.g. '8.309s'");
+    }
     if (node_["mfu"]) {
       const double mfu = parse_at(node_["mfu"], file_, "mfu", parse_fraction);
       if (!(mfu > 0 && mfu <= 1)) fail("mfu", "must be a share in (0, 100 %], e.g. '53.5%'");

@@ -14,6 +14,11 @@
 
 namespace pipeplan::calibrate {
 
+// The longest step a measured run may give: published steps take seconds to
+// minutes (BLOOM's 104.7 s among the longest); a day is past any run a
+// calibration can use, and keeps every error and fit finite.
+inline constexpr double kMostMeasuredStepS = 86400;
+
 struct MeasuredRun {
   std::string name;
   std::string place;  // "runs.yaml:12", where the run starts

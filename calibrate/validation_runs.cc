@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "common/error.h"
+#include "common/text_file.h"
 #include "models/model_config.h"
 #include "planner/plan_file.h"
 #include "step/stage_split.h"
@@ -20,12 +19,9 @@ namespace {
 namespace fs = std::filesystem;
 
 nlohmann::json load_json(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw InputError(fmt::format("{}: cannot read it; give a comparison.json written by pipeplan validate", path));
-  std::stringstream text;
-  text << file.rdbuf();
+  const std::string text = read_text_file(path, "a comparison.json written by pipeplan validate");
   try {
-    return nlohmann::json::parse(text.str());
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& error) {
     throw InputError(fmt::format("{}: not JSON ({}); give a comparison.json written by pipeplan validate", path,
                                  error.what()));
@@ -72,7 +68,9 @@ MeasuredRun read_validation_run(const std::string& comparison_path) {
   }
   if (!json["measured_iteration_s"].is_number()) fail("measured_iteration_s", "must be a number of seconds, e.g. 0.52");
   const double measured = json["measured_iteration_s"].get<double>();
-  if (!(measured > 0)) fail("measured_iteration_s", "must be a measured time above 0");
+  if (!(measured > 0 && measured <= kMostMeasuredStepS)) {
+    fail("measured_iteration_s", "must be a measured time above 0 and at most a day (86400 s)");
+  }
   const std::string plan_file = plan_path(comparison_path, json["plan"].get<std::string>());
   const planner::PlanFile plan = planner::read_plan_yaml(plan_file);
   const planner::PlanCandidate& candidate = plan.plan;

@@ -4,13 +4,16 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cctype>
+#include <filesystem>
 #include <memory>
 
 #include "calibrate/calibration.h"
 #include "calibrate/calibration_report.h"
 #include "commands/command_output.h"
+#include "commands/output_files.h"
 #include "common/error.h"
+#include "common/quote.h"
 #include "common/units.h"
 
 namespace pipeplan::cli {
@@ -55,6 +58,32 @@ void refuse_unusable_fit(const calibrate::Calibration& calibration, bool json) {
                                why));
 }
 
+// --out and --name as given: a file other than the runs read, and a name
+// that stays one YAML scalar (a hardware name: letters, digits, '.', '_', '-').
+void check_output_options(const CalibrateOptions& options, const CLI::App& command) {
+  if (command.count("--out") > 0 && options.out.empty()) throw InputError("--out: give a file to write, e.g. fitted.yaml");
+  if (command.count("--name") > 0 && options.out.empty()) {
+    throw InputError("--name names the written description: give --out FILE too");
+  }
+  if (command.count("--name") > 0) {
+    const bool plain = !options.name.empty() && std::all_of(options.name.begin(), options.name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    });
+    if (!plain) {
+      throw InputError(fmt::format("--name {}: give a hardware name of letters, digits, '.', '_' and '-', e.g. "
+                                   "h100-mycluster",
+                                   quoted_input(options.name)));
+    }
+  }
+  for (const std::string& file : options.runs_files) {
+    std::error_code error;
+    if (!options.out.empty() && std::filesystem::equivalent(options.out, file, error)) {
+      throw InputError(fmt::format("--out {} is the runs file it reads; write the fitted description to another file",
+                                   quoted_input(options.out)));
+    }
+  }
+}
+
 void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
   std::vector<calibrate::MeasuredRun> runs;
   for (const std::string& file : options.runs_files) {
@@ -71,9 +100,7 @@ void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
     commands::print_output(report_only(runs), options.json);
     return;
   }
-  if (!options.name.empty() && options.out.empty()) {
-    throw InputError("--name names the written description: give --out FILE too");
-  }
+  check_output_options(options, command);
   calibrate::CalibrationOptions fit;
   // One run fixes one parameter: the default's first, the GEMM efficiency.
   const bool one_run = runs.size() - static_cast<std::size_t>(std::max(0, options.holdout)) == 1;
@@ -90,9 +117,10 @@ void run_calibrate(const CalibrateOptions& options, const CLI::App& command) {
                                       fit.fit.front().name));
   }
   if (!options.out.empty()) {
-    std::ofstream file(options.out);
-    file << calibrate::calibrated_hardware_yaml(calibration, name, fmt::format("{}", fmt::join(options.runs_files, " ")));
-    if (!file) throw InputError(fmt::format("--out: cannot write '{}'", options.out));
+    commands::write_text_file(
+        options.out,
+        calibrate::calibrated_hardware_yaml(calibration, name, fmt::format("{}", fmt::join(options.runs_files, " "))),
+        "--out");
     output.json["wrote"] = options.out;
     output.text += fmt::format("wrote {} ({}, base {}): use it as --hardware {}\n", options.out, name, calibration.base,
                                options.out);

@@ -139,8 +139,7 @@ void run_goodput(const GoodputOptions& options, const OutputSink& sink) {
   }
   for (const auto& [given, name] :
        {std::pair{options.seed.has_value(), "--seed"}, std::pair{options.weibull_shape.has_value(), "--weibull-shape"},
-        std::pair{options.run_length.has_value(), "--run-length"},
-        std::pair{options.threads.has_value(), "--threads"}}) {
+        std::pair{options.run_length.has_value(), "--run-length"}}) {
     if (given && options.runs == 0) {
       throw InputError(
           fmt::format("{}: only the Monte Carlo runs read it, and --runs 0 asks for none; drop it or "

@@ -78,8 +78,9 @@ std::vector<OptionInfo> option_table(std::string_view command) {
   for (const CLI::Option* option : app->get_subcommand(std::string(command))->get_options()) {
     for (const std::string& name : option->get_lnames()) {
       if (name == "help" || name == "json") continue;
-      table.push_back({name, option->get_description(), option->get_expected_min() == 0,
-                       option->get_expected_max() > 1});
+      const bool flag = option->get_expected_min() == 0;
+      table.push_back({name, option->get_description(), flag, option->get_expected_max() > 1,
+                       !flag && option->get_description().starts_with("Write ")});
     }
   }
   std::sort(table.begin(), table.end(), [](const OptionInfo& a, const OptionInfo& b) { return a.name < b.name; });
@@ -96,6 +97,13 @@ bool is_flag(std::string_view command, std::string_view option) {
   const auto app = app_for(command, nullptr);
   const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
   return found != nullptr && found->get_expected_min() == 0;
+}
+
+bool writes_file(std::string_view command, std::string_view option) {
+  for (const OptionInfo& info : option_table(command)) {
+    if (info.name == option) return info.writes_file;
+  }
+  return false;
 }
 
 }  // namespace pipeplan::commands

@@ -24,6 +24,7 @@ struct OptionInfo {
   std::string description;
   bool flag = false;     // takes no value
   bool several = false;  // takes several values after its name (not a comma list)
+  bool writes_file = false;  // an output: a file's path, its description "Write ..."
 };
 // The command's long options but help and json, sorted by name.
 std::vector<OptionInfo> option_table(std::string_view command);
@@ -32,5 +33,7 @@ std::vector<OptionInfo> option_table(std::string_view command);
 std::vector<std::string> option_names(std::string_view command);
 // Whether the option is a flag (takes no value).
 bool is_flag(std::string_view command, std::string_view option);
+// Whether the option names a file the command writes (OptionInfo::writes_file).
+bool writes_file(std::string_view command, std::string_view option);
 
 }  // namespace pipeplan::commands

@@ -205,11 +205,12 @@ models::TrainingShape training_shape(const ShapeOptions& options, const models::
     if (value < 1) throw InputError(fmt::format("{} must be >= 1 (got {})", name, value));
   }
   if (options.seq < 0) throw InputError(fmt::format("--seq must be >= 1 (got {})", options.seq));
+  layout.pp = pipeline_ranks;
+  models::check_layout_counts(layout);
   // The plan search's default, so that a layout simulated as given is the one planned.
   if (!options.given(options.sequence_parallel)) layout.sequence_parallel = layout.tp > 1;
   check_parallel_flags(layout.tp, layout.sequence_parallel, layout.dp * layout.cp, static_cast<int>(layout.zero));
   resolve_recompute(options.given(options.recompute), options.given(options.recompute_modules), model, layout);
-  layout.pp = pipeline_ranks;
   layout.pipeline_first = false;  // apply_rank_order below, with its checks
   models::TrainingShape shape =
       models::shape_of(layout, options.seq > 0 ? options.seq : std::min(model.context, kDefaultSeqCap));

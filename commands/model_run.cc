@@ -102,10 +102,10 @@ bool reads_apart(const models::LayoutField& field) {
 std::vector<std::string> scale_changes(const planner::PlanFile& plan, const step::PipelineSetup& setup) {
   const planner::PlanCandidate& was = plan.plan;
   const models::TrainingShape& shape = setup.shape;
-  const int plan_gpus = was.tp * was.cp * was.pp * was.dp;
-  const int gpus = shape.tp * shape.cp * setup.pp * shape.dp;
-  const int plan_batch = was.micro_batch_size * was.microbatches * was.dp;
-  const int batch = shape.micro_batch_size * setup.microbatches * shape.dp;
+  const long long plan_gpus = was.gpus();
+  const long long gpus = static_cast<long long>(shape.tp) * shape.cp * setup.pp * shape.dp;
+  const long long plan_batch = static_cast<long long>(was.micro_batch_size) * was.microbatches * was.dp;
+  const long long batch = static_cast<long long>(shape.micro_batch_size) * setup.microbatches * shape.dp;
   std::vector<std::string> changes;
   if (gpus != plan_gpus) changes.push_back(fmt::format("{} GPUs where the plan has {}", gpus, plan_gpus));
   if (batch != plan_batch) changes.push_back(fmt::format("global batch {} where the plan has {}", batch, plan_batch));

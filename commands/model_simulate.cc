@@ -78,6 +78,11 @@ ModelRun run_from_options(const ModelSimulateOptions& options, const ScheduleSou
   setup.schedule = source.name;
   setup.virtual_stages = source.name == "all" ? source.virtual_stages : virtual_stages_of(source.name, source.virtual_stages);
   setup.microbatch_group_size = source.microbatch_group_size;
+  models::JobLayout counted = options.shape.layout;  // with the schedule's p, m and v
+  counted.pp = setup.pp;
+  counted.microbatches = setup.microbatches;
+  counted.virtual_stages = setup.virtual_stages;
+  models::check_layout_counts(counted);
   setup.memory_cap_bytes = memory_cap_bytes(outputs);
   setup.explain = options.explain;
   check_stage_recompute_count(setup, "--recompute");

@@ -272,12 +272,14 @@ void register_plan_command(CLI::App& app, OutputSink sink) {
       "Search tensor, context, pipeline and data parallelism, micro-batch size, schedule, recomputation and the "
       "layer split for the highest throughput with every GPU under the memory cap");
   command->add_option("--model", options->model, "Model zoo name or YAML file")->required();
-  command->add_option("--hardware", options->hardware,
-                      "Hardware name or YAML file, or a cluster of one GPU kind (its NVLink domains and network "
-                      "tiers cost each group where it lands)")
+  command
+      ->add_option("--hardware", options->hardware,
+                   "Hardware name or YAML file, or a cluster of one GPU kind (its NVLink domains and network "
+                   "tiers cost each group where it lands)")
       ->required();
   command->add_option("--gpus", options->gpus, "GPUs in all (t x c x p x d)")->required();
-  command->add_option("--global-batch", options->global_batch, "Sequences per iteration (global_batch_size)")
+  command
+      ->add_option("--global-batch", options->global_batch, "Sequences per iteration (global_batch_size), at most 2^20")
       ->required();
   command->add_option("--seq", options->seq, "Sequence length; 0 = the model's context, at most 8192")
       ->capture_default_str();

@@ -33,7 +33,11 @@ std::string read_text_file(const std::string& path, std::string_view what) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError(fmt::format("{}: reading {} failed", what, name));
-  return text.str();
+  std::string contents = text.str();
+  // Editors on Windows save UTF-8 with a byte-order mark: legal, and no
+  // part of the first line.
+  if (contents.starts_with("\xEF\xBB\xBF")) contents.erase(0, 3);
+  return contents;
 }
 
 }  // namespace pipeplan

@@ -13,7 +13,8 @@ namespace pipeplan {
 // text of at most this size.
 inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{256} << 20;
 
-// The whole file. `what` names it in errors ("--schedule-csv", "the study file").
+// The whole file, less a leading UTF-8 byte-order mark. `what` names it in
+// errors ("--schedule-csv", "the study file").
 std::string read_text_file(const std::string& path, std::string_view what);
 
 }  // namespace pipeplan

@@ -13,15 +13,12 @@
 #include "common/units.h"
 #include "common/yaml_fields.h"
 #include "models/embedded_configs.h"
+#include "models/model_limits.h"
 
 namespace pipeplan::models {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Far beyond any cluster built (the largest are about 10^5 GPUs), and small
-// enough that every count stays an int.
-constexpr long long kMaxGpus = 10'000'000;
 
 // A rate or a duration as a cluster file gives it: with its unit ("400Gb/s",
 // "2us"); a bare number would be bytes per second or seconds, never what

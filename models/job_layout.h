@@ -147,4 +147,11 @@ struct JobLayout : RankLayout, PipelineLayout {
   friend bool operator==(const JobLayout&, const JobLayout&) = default;
 };
 
+// Refuses a layout whose counts multiply past what any job has, before
+// anything multiplies them in an int: GPUs (tp x cp x pp x dp, at most
+// kMaxGpus), model chunks (pp x virtual, at most kMaxCount) and sequences
+// per step (micro_batch_size x microbatches x dp, at most 2^31 - 1), each
+// named by its fields.
+void check_layout_counts(const JobLayout& layout);
+
 }  // namespace pipeplan::models

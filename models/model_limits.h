@@ -14,6 +14,10 @@ constexpr long double kMaxVocab = 1 << 27;
 constexpr long double kMaxParams = 0x1p50L;         // about 10^15
 constexpr long double kMaxTokens = 0x1p28L;         // per micro-batch, b x s
 constexpr long double kMaxScoreElements = 0x1p56L;  // b x heads x s^2
+// Far beyond any cluster built (the largest are about 10^5 GPUs), and small
+// enough that every count of GPUs stays an int.
+constexpr long long kMaxGpus = 10'000'000;
+constexpr long double kMaxSequencesPerStep = 0x1p31L - 1;  // b x m x d, the global batch
 
 // The bound on a model file's field ("layers", "moe.experts"), if it has one.
 constexpr std::optional<long double> field_limit(std::string_view field) {

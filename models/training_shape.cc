@@ -17,6 +17,7 @@ void TrainingShape::apply(const RuntimeFlags& flags) {
 }
 
 TrainingShape shape_of(const JobLayout& layout, int seq_len) {
+  check_layout_counts(layout);
   TrainingShape shape;
   static_cast<RankLayout&>(shape) = layout;
   shape.seq_len = seq_len;

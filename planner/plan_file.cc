@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "common/yaml_fields.h"
+#include "models/job_layout.h"
 #include "models/layout_fields.h"
 #include "sim/generators/registry.h"
 #include "sim/search/activation_limit.h"
@@ -223,13 +224,18 @@ PlanFile read_plan_root(const YAML::Node& root, const std::string& path) {
   if (p.recompute_in_bubbles && !p.recomputes()) {
     throw_at(path, root["recompute_in_bubbles"], "'recompute_in_bubbles' needs a recomputation ('recompute')");
   }
+  try {
+    models::check_layout_counts(p);
+  } catch (const InputError& error) {
+    throw_at(path, root["dp"], error.what());
+  }
   if (root["segments"]) file.segments = read_segments(root, p, path);
   if (file.gpus() != read_int(root, "gpus", path)) {
     throw_at(path, root["gpus"],
              file.segments.empty() ? "'gpus' must equal tp x cp x pp x dp"
                                    : "'gpus' must equal the segments' stages x tp, times cp x dp");
   }
-  if (p.micro_batch_size * p.microbatches * p.dp != file.global_batch) {
+  if (static_cast<long long>(p.micro_batch_size) * p.microbatches * p.dp != file.global_batch) {
     throw_at(path, root["global_batch"], "'global_batch' must equal micro_batch_size x microbatches x dp");
   }
   file.layout = read_text(root, "layout", path);

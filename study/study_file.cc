@@ -82,10 +82,24 @@ class StudyReader {
   // An option of the study's command, or a model/hardware field.
   void check_key(const YAML::Node& at, const std::string& key) const {
     if (is_config_field(key)) return;
-    if (std::find(options_.begin(), options_.end(), key) != options_.end()) return;
+    if (std::find(options_.begin(), options_.end(), key) != options_.end()) {
+      if (!commands::writes_file(mode_command(study_.mode), key)) return;
+      throw_at(path_, at, fmt::format("'{}' writes a file, and every point would write it: a study keeps each point's "
+                                      "figures in its own report (study --out); drop it, or run `pipeplan {}` on the "
+                                      "point whose file you want",
+                                      key, mode_command(study_.mode)));
+    }
     throw_at(path_, at, fmt::format("'{}' names no option of `pipeplan {}`{}", key, mode_command(study_.mode),
                                     suggestion(key, options_, fmt::format("`pipeplan {} --help`",
                                                                           mode_command(study_.mode)))));
+  }
+
+  // A flag's value is one of YAML 1.2's booleans, true or false: "yes", "1"
+  // or "on" (YAML 1.1's) would otherwise read as off.
+  void check_flag_value(const YAML::Node& at, const std::string& key, const std::string& value) const {
+    if (is_config_field(key) || !commands::is_flag(mode_command(study_.mode), key)) return;
+    if (value == "true" || value == "false") return;
+    throw_at(path_, at, fmt::format("'{}' is a flag: give true or false (YAML 1.2's booleans), got '{}'", key, value));
   }
 
   void read_base() {
@@ -96,6 +110,7 @@ class StudyReader {
       const std::string key = entry.first.as<std::string>();
       check_key(entry.first, key);
       study_.base.emplace_back(key, scalar_text(entry.second, path_, key));
+      check_flag_value(entry.second, key, study_.base.back().second);
     }
   }
 
@@ -107,6 +122,7 @@ class StudyReader {
       const std::string key = entry.first.as<std::string>();
       check_key(entry.first, key);
       SweepAxis axis{key, scalar_or_list(entry.second, path_, key)};
+      for (const std::string& value : axis.values) check_flag_value(entry.second, key, value);
       if (axis.values.empty()) {
         throw_at(path_, entry.second, fmt::format("'sweep.{}.{}' is empty; give at least one value", where, key));
       }

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "models/model_limits.h"
 #include "models/time_model.h"
 #include "planner/search/expert_axis.h"
 #include "planner/search/framework_axis.h"
@@ -81,6 +82,15 @@ void check_fixed_choices(const PlanRequest& request) {
   if (request.gpus < 1) throw InputError(fmt::format("--gpus must be >= 1 (got {})", request.gpus));
   if (request.global_batch < 1) {
     throw InputError(fmt::format("--global-batch must be >= 1 (got {})", request.global_batch));
+  }
+  if (request.gpus > models::kMaxGpus) {
+    throw InputError(fmt::format("--gpus {} is more than the {} any job has; give at most that", request.gpus,
+                                 models::kMaxGpus));
+  }
+  if (request.global_batch > kMostGlobalBatch) {
+    throw InputError(fmt::format("--global-batch {} is more than the {} sequences the search plans (its work grows "
+                                 "with the micro-batches per replica); give at most that",
+                                 request.global_batch, kMostGlobalBatch));
   }
   const int max_gpus = request.hardware.nodes * request.hardware.gpus_per_node;
   if (request.hardware.nodes > 0 && request.gpus > max_gpus) {
@@ -249,6 +259,10 @@ void SearchSpace::add_groups(const PlanRequest& request, int t, int c, std::vect
     for (int b : sizes) {
       if (per_replica % b != 0) {
         ++rejected_["micro-batch size does not divide the batch per replica"];
+        continue;
+      }
+      if (static_cast<long double>(b) * request.seq_len > models::kMaxTokens) {
+        ++rejected_["micro-batch of more tokens than any model takes (2^28)"];
         continue;
       }
       if (request.rank_order.value_or(false) && c > 1) {

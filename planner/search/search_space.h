@@ -18,6 +18,12 @@
 
 namespace pipeplan::planner {
 
+// The largest global batch a search plans, in sequences: far beyond any
+// published run's (MLPerf's Llama 3.1 405B: 1,536 of 8,192 tokens), and
+// bounded because the search's time and memory grow with the micro-batches
+// per replica (2^20 on 8 GPUs: under 2 GiB).
+inline constexpr int kMostGlobalBatch = 1 << 20;
+
 struct SearchGroup {
   int tp = 1, cp = 1, pp = 1, dp = 1, micro_batch_size = 1, microbatches = 1;
   int ep = 1, etp = 0;  // expert parallelism (etp 0: as t)

@@ -231,6 +231,7 @@ TEST(CalibrateCli, BadRunsAreRefusedNamingTheRunAndField) {
   refused(good + ", step_time: 0s", "bad-runs.yaml:2:");
   refused(good + ", step_time: 0s", "step_time: must be a measured time above 0");
   refused(good + ", step_time: -1s", "step_time");
+  refused(good + ", step_time: 2000min", "at most a day");
   refused("{name: a, model: no-such-model, hardware: h100-sxm, gpus: 1, global_batch: 4, seq: 1024, step_time: 1s",
           "run 'a'");
   refused("{name: a, model: gpt2-small, hardware: no-such-gpu, gpus: 1, global_batch: 4, seq: 1024, step_time: 1s",
@@ -317,6 +318,27 @@ TEST(CalibrateCli, FitsAndWritesADescriptionThatLoads) {
   const auto report = run("calibrate " + runs + " --report --json");
   ASSERT_EQ(report.code, 0) << report.err;
   EXPECT_NE(report.out.find("\"mean_abs_error\""), std::string::npos);
+}
+
+TEST(CalibrateCli, OutputOptionsAreCheckedBeforeTheFit) {
+  const std::string runs = write_temp("out-runs.yaml", runs_yaml({2.0, 8.0, 1.0, 4.0}));
+  const std::string fit = "calibrate " + runs + " --fit gpu.efficiency.matmul.max";
+  // --out naming the runs file once replaced the measurements with the fit.
+  const std::string before = run("calibrate " + runs + " --report --json").out;
+  expect_refused(fit + " --out " + runs, "is the runs file it reads");
+  EXPECT_EQ(run("calibrate " + runs + " --report --json").out, before);
+  // Given empty, --out and --fit were ignored (no file, the default fit).
+  expect_refused(fit + " --out ''", "--out: give a file");
+  expect_refused("calibrate " + runs + " --fit ''", "--fit: no parameter ''");
+  // A name with a newline wrote a second key into the description.
+  const std::string out = pipeplan::testing::temp_path("named-fit.yaml");
+  expect_refused(fit + " --out " + out + " --name 'a\nb: c'", "--name");
+  expect_refused(fit + " --out " + out + " --name 'two words'", "--name");
+  // Any name the check lets through reads back as itself.
+  ASSERT_EQ(run(fit + " --out " + out + " --name 123").code, 0);
+  const auto shown = run("hardware show " + out + " --json");
+  ASSERT_EQ(shown.code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("\"123\""), std::string::npos) << shown.out;
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <sstream>
+#include <string>
 
 #include "calibrate/calibration.h"
 #include "calibrate/validation_runs.h"
@@ -96,6 +98,21 @@ TEST(CalibrateValidation, AMissingPlanOrTimeIsNamed) {
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find("measured_iteration_s"), std::string::npos) << error.what();
   }
+  // Past any physical step: 1e308 s made every error and fit non-finite.
+  for (double absurd : {1e308, 86401.0}) {
+    try {
+      read_validation_run(write_comparison(dir, "plan.yaml", absurd));
+      ADD_FAILURE() << "accepted a measured time of " << absurd << " s";
+    } catch (const InputError& error) {
+      EXPECT_NE(std::string(error.what()).find("at most a day"), std::string::npos) << error.what();
+    }
+  }
+  // A file saved with a UTF-8 byte-order mark reads as the same JSON.
+  const std::string marked = write_comparison(dir, "plan.yaml", 2.5);
+  std::stringstream text;
+  text << std::ifstream(marked).rdbuf();
+  std::ofstream(marked) << "\xEF\xBB\xBF" << text.str();
+  EXPECT_DOUBLE_EQ(read_validation_run(marked).step_time_s, 2.5);
 }
 
 }  // namespace

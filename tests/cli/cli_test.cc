@@ -152,6 +152,15 @@ TEST(Cli, BadModelInputIsOneLineAndExitCodeTwo) {
   expect_refused("simulate --model llama3-8b --hardware h100-sxm --recompute some", "--recompute");
   expect_refused("simulate --model llama3-8b --hardware h100-sxm --tf 3", "--tf has no effect with --model");
   expect_refused("model show nope", "llama3-70b");
+  // Counts whose product wraps in an int: p 2 x d 2^31 - 1 once ran as "-2 x h100-sxm"; a plan file's 4 x
+  // (2^27 + 8) x 8 sequences wrapped to its global batch of 256 and replayed.
+  expect_refused("simulate --model llama3-8b --hardware h100-sxm --pp 2 --dp 2147483647", "tp x cp x pp x dp");
+  std::ifstream in(kData + "/llama3-8b-64-h100.plan.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string plan = text.str();
+  plan.replace(plan.find("microbatches: 8"), 15, "microbatches: 134217736");
+  expect_refused("simulate --plan " + write_temp("wrapped.plan.yaml", plan), "micro_batch_size x microbatches x dp");
 }
 
 TEST(Cli, PlanReportsTheBestPlanAndReplaysIt) {

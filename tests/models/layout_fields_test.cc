@@ -131,5 +131,35 @@ TEST(LayoutFields, AShapeTakesTheRankLayoutAndTheFlagsThatApply) {
   EXPECT_EQ(shape.routing, layout.routing);
 }
 
+// Counts that multiply past any job are refused before an int holds the
+// product: p 2 x d 2^31 - 1 once wrapped to a negative GPU count (simulate
+// printed "-2 x h100-sxm").
+TEST(LayoutFields, CountsThatMultiplyPastAnyJobAreRefused) {
+  const auto refusal = [](const JobLayout& layout) {
+    try {
+      check_layout_counts(layout);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  JobLayout layout;
+  layout.pp = 2;
+  layout.dp = 2147483647;  // 2^32 - 2 GPUs: -2 in an int
+  EXPECT_NE(refusal(layout).find("tp x cp x pp x dp"), std::string::npos);
+  EXPECT_THROW(shape_of(layout, 4096), InputError);
+  // At the bounds: 10^7 GPUs, 2^31 - 1 sequences a step.
+  layout.dp = 5'000'000;
+  EXPECT_EQ(refusal(layout), "");
+  layout.dp = 1;
+  layout.micro_batch_size = 65536;
+  layout.microbatches = 65536;  // 2^32 sequences: 0 in an int
+  EXPECT_NE(refusal(layout).find("micro_batch_size x microbatches x dp"), std::string::npos);
+  layout.microbatches = 32767;
+  EXPECT_EQ(refusal(layout), "");
+  layout.virtual_stages = 1 << 16;  // 2^17 model chunks on 2 ranks
+  EXPECT_NE(refusal(layout).find("pp x virtual"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pipeplan::models

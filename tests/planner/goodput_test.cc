@@ -321,7 +321,7 @@ TEST(Goodput, TheCommandRefusesBadInputInOneLine) {
   testing::expect_refused("goodput --plan " + plan + " --weibull-shape 1e-300", "--weibull-shape");
   testing::expect_refused("goodput --plan " + plan + " --tokens 0", "--tokens");
   // Options only the Monte Carlo runs read, with none asked for.
-  for (const std::string option : {"--seed 3", "--weibull-shape 0.7", "--run-length 10d", "--threads 2"}) {
+  for (const std::string option : {"--seed 3", "--weibull-shape 0.7", "--run-length 10d"}) {
     const std::string name = option.substr(0, option.find(' '));
     testing::expect_refused("goodput --plan " + plan + " --runs 0 " + option, name + ": only the Monte Carlo runs");
   }

@@ -16,6 +16,7 @@
 #include "planner/serve/serving_step_costs.h"
 #include "sim/serving_metrics.h"
 #include "sim/serving_workload.h"
+#include "tests/support/temp_files.h"
 
 namespace {
 
@@ -230,6 +231,13 @@ TEST(ServingWorkload, TraceCsv) {
   EXPECT_NE(error("arrival_s,prompt_tokens,output_tokens\n0,0,1\n").find("t.csv:2: prompt_tokens"), std::string::npos);
   EXPECT_NE(error("arrival_s,prompt_tokens,output_tokens\n0,1\n").find("three fields"), std::string::npos);
   EXPECT_NE(error("arrival_s,prompt_tokens,output_tokens\n").find("no requests"), std::string::npos);
+  // Saved with a UTF-8 byte-order mark (legal; Windows editors write it): the same trace.
+  const std::string marked =
+      pipeplan::testing::write_temp("marked_trace.csv", "\xEF\xBB\xBF"
+                                          "arrival_s,prompt_tokens,output_tokens\n0,10,5\n");
+  const auto read = sim::read_request_trace(marked);
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].prompt_tokens, 10);
 }
 
 TEST(ServingWorkload, LengthRanges) {

@@ -253,6 +253,38 @@ TEST(Study, BadStudiesAreRefusedBeforeAnyWork) {
             "");
 }
 
+TEST(Study, OutputOptionsAndFlagValuesAreCheckedBeforeAnyWork) {
+  // An option that writes a file, in base or swept, would have every point
+  // write the same file (beside the working folder, concurrently with --jobs).
+  for (const std::string key : {"svg", "trace", "csv-out"}) {
+    EXPECT_NE(error_of("base:\n  " + key + ": out.file\nmetrics: [cost_ms]\n").find("'" + key + "' writes a file"),
+              std::string::npos)
+        << key;
+  }
+  EXPECT_NE(error_of("mode: plan\nbase: {model: llama3-8b, hardware: h100-sxm, gpus: 8, global-batch: 8}\n"
+                     "sweep:\n  grid:\n    out: [a.yaml, b.yaml]\nmetrics: [best.tokens_per_s]\n")
+                .find("'out' writes a file"),
+            std::string::npos);
+  for (const std::string key : {"torchtitan-out", "megatron-bridge-out", "deepspeed-out"}) {
+    EXPECT_TRUE(commands::writes_file("plan", key)) << key;
+  }
+  EXPECT_TRUE(commands::writes_file("goodput", "svg"));
+  EXPECT_TRUE(commands::writes_file("serve", "trace"));
+  EXPECT_FALSE(commands::writes_file("goodput", "async"));
+  EXPECT_FALSE(commands::writes_file("simulate", "schedule-csv"));  // read, not written
+  // A flag is true or false: YAML 1.1's yes, 1 or on read as off before.
+  for (const std::string value : {"yes", "1", "on", "maybe"}) {
+    EXPECT_NE(error_of("mode: plan\nbase: {model: llama3-8b, hardware: h100-sxm, gpus: 8, global-batch: 8, "
+                       "overlap-grad-reduce: " + value + "}\nmetrics: [best.tokens_per_s]\n")
+                  .find("'overlap-grad-reduce' is a flag: give true or false"),
+              std::string::npos)
+        << value;
+  }
+  EXPECT_NE(error_of("sweep:\n  grid:\n    no-flash-attention: [true, yes]\nmetrics: [cost_ms]\n")
+                .find("is a flag"),
+            std::string::npos);
+}
+
 TEST(Study, ReportsSpeakInWordsAndUnits) {
   // Tables name metrics in words with their units, fold a long list into
   // its largest entry, legends and best points name the swept key, and a
