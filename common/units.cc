@@ -155,6 +155,10 @@ double parse_bandwidth(std::string_view text, std::string_view field) {
   if (!(rate > 0) || !std::isfinite(rate)) {
     throw InputError(fmt::format("{}: {} must be a finite rate above 0; write it like '50GB/s'", field, quoted_input(text)));
   }
+  if (rate > kMaxBandwidth) {
+    throw InputError(fmt::format("{}: {} is over the limit of 1000TB/s, past any memory or link; write it like '50GB/s'",
+                                 field, quoted_input(text)));
+  }
   return rate;
 }
 

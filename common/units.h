@@ -13,6 +13,9 @@ namespace pipeplan {
 // of at most 2^50 bytes (1 PiB) and a duration of at most 10^7 s.
 inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 50;
 inline constexpr double kMaxDurationS = 1e7;
+// A rate of at most 10^15 bytes/s (1000 TB/s: over 50 times the fastest GPU
+// memory and 500 times the fastest link), so that no transfer takes 0 s.
+inline constexpr double kMaxBandwidth = 1e15;
 
 // Bytes: plain number = bytes; units B, KB, MB, GB, TB (powers of 1000) and
 // KiB, MiB, GiB, TiB (powers of 1024). Throws InputError naming `field`.
@@ -31,7 +34,7 @@ double parse_lifetime_s(std::string_view text, std::string_view field);
 double parse_large_count(std::string_view text, std::string_view field);
 
 // Bandwidth in bytes per second: "50GB/s", "400Gb/s" (bits), "25GiB/s";
-// a plain number is bytes per second. Must be above 0.
+// a plain number is bytes per second. Above 0, at most kMaxBandwidth.
 double parse_bandwidth(std::string_view text, std::string_view field);
 
 // A plain non-negative finite number (rejects NaN, inf, negatives).

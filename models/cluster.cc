@@ -20,6 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Oversubscribed tiers run 2:1 to 8:1; a tier over 1000:1 is a typo.
+constexpr double kMaxOversubscription = 1000;
+
 // A rate or a duration as a cluster file gives it: with its unit ("400Gb/s",
 // "2us"); a bare number would be bytes per second or seconds, never what
 // was meant.
@@ -105,6 +108,11 @@ NetworkTier read_tier(const YAML::Node& node, const std::string& file, std::size
     const std::string text = scalar_text(given, file, at + ".oversubscription");
     const bool negative = text.find_first_not_of(' ') != std::string::npos && text[text.find_first_not_of(' ')] == '-';
     tier.oversubscription = negative ? 0 : parse_at(given, file, at + ".oversubscription", parse_non_negative);
+    if (tier.oversubscription > kMaxOversubscription) {
+      throw_at(file, given,
+               fmt::format("{}.oversubscription {} is over {}: no fabric is built that thin (1: non-blocking, 2: 2:1)",
+                           at, text, kMaxOversubscription));
+    }
     if (tier.oversubscription < 1) {
       throw_at(file, given,
                fmt::format("{}.oversubscription {} is below 1: traffic that crosses this tier runs at the NIC's rate "

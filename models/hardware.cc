@@ -51,13 +51,20 @@ double parse_flops(std::string_view text, std::string_view field) {
       break;
     }
   }
+  double rate = 0;
   try {
-    return parse_non_negative(number, field) * scale;
+    rate = parse_non_negative(number, field) * scale;
   } catch (const InputError&) {
     throw InputError(fmt::format("{}: '{}' is not a rate >= 0; write it like '989TFLOP/s' or '989e12' (units "
                                  "FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)",
                                  field, text));
   }
+  // 10^18 FLOP/s: over 60 times the densest GPU's 4-bit rate (B300, 15 PFLOP/s).
+  if (rate > 1e18) {
+    throw InputError(fmt::format("{}: '{}' is over the limit of 1000PFLOP/s, past any GPU; write it like '989TFLOP/s'",
+                                 field, text));
+  }
+  return rate;
 }
 
 double parse_seconds(std::string_view text, std::string_view field) {

@@ -239,6 +239,15 @@ void read_experts(const Config& config, Family family, ModelConfig& model) {
       if (config.has("n_group") && config.small("n_group", true) > 1) {
         moe.router_groups = config.small("n_group", true);
         moe.router_group_top_k = config.small("topk_group", true);
+        if (moe.router_group_top_k > moe.router_groups) {
+          config.fail("topk_group", fmt::format("({}) exceeds n_group ({}): a token cannot pick more groups than "
+                                                "there are",
+                                                moe.router_group_top_k, moe.router_groups));
+        }
+        if (moe.experts % moe.router_groups != 0) {
+          config.fail("n_group", fmt::format("({}) does not divide the {} routed experts into equal groups",
+                                             moe.router_groups, moe.experts));
+        }
       }
       break;
     default: return;
@@ -305,7 +314,16 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& source) 
     default: read_llama_like(config, found->family, model); break;
   }
   read_experts(config, found->family, model);
-  if (found->family == Family::kDeepSeek && config.has("kv_lora_rank")) read_latent_attention(config, model);
+  if (found->family == Family::kDeepSeek) {
+    // Latent attention's other fields without its rank: read as plain
+    // attention, the model would be costed wrong without a word.
+    for (const char* latent : {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) {
+      if (config.has(latent) && !config.has("kv_lora_rank")) {
+        config.fail("kv_lora_rank", fmt::format("is missing beside '{}': latent attention (MLA) needs it", latent));
+      }
+    }
+    if (config.has("kv_lora_rank")) read_latent_attention(config, model);
+  }
   return model;
 }
 

@@ -60,6 +60,9 @@ TEST(Cluster, BadFilesNameTheField) {
                 .find("nvlink_domain 3 neither divides"),
             std::string::npos);
   EXPECT_NE(refusal(groups + "network:\n  - {tier: spine, oversubscription: 0.5}\n").find("below 1"), std::string::npos);
+  // 1e300 once made a 300-digit step time.
+  EXPECT_NE(refusal(groups + "network:\n  - {tier: spine, oversubscription: 1e300, latency: 1us}\n").find("is over 1000"),
+            std::string::npos);
   EXPECT_NE(refusal(groups + "network:\n  - {tier: leaf, nodes: 2, latency: 1us}\n  - {tier: spine, nodes: 2, latency: 1us}\n")
                 .find("each tier spans more nodes"),
             std::string::npos);

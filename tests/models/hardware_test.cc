@@ -145,6 +145,26 @@ nodes: 16
   EXPECT_EQ(hw.nodes, 16);
 }
 
+// Rates past any machine (1e308 PFLOP/s read as inf, MFU 0 %) are refused
+// naming the field; the limits sit far above every shipped file.
+TEST(Hardware, RatesPastAnyMachineAreRefused) {
+  const auto refusal = [](const std::string& peak, const std::string& bandwidth) {
+    try {
+      parse_hardware_yaml("name: test\ngpu:\n  peak_flops: {bf16: " + peak + ", fp32: 67e12}\n  memory: 80GB\n"
+                          "  memory_bandwidth: " + bandwidth + "\nnode: {gpus: 4, link_bandwidth: 450GB/s, "
+                          "link_latency: 3us}\nnetwork: {bandwidth: 400Gb/s, latency: 5us}\n",
+                          "test.yaml");
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(refusal("1000PFLOP/s", "1000TB/s"), "");
+  EXPECT_NE(refusal("1e308PFLOP/s", "3.35TB/s").find("over the limit of 1000PFLOP/s"), std::string::npos);
+  EXPECT_NE(refusal("989TFLOP/s", "1e9GB/s").find("over the limit of 1000TB/s"), std::string::npos);
+  EXPECT_NE(refusal("989TFLOP/s", "1e9GB/s").find("memory_bandwidth"), std::string::npos);
+}
+
 TEST(Hardware, ReservedFractionLeavesTheRest) {
   const HardwareConfig hw = parse_hardware_yaml(
       "gpu: {peak_flops: {bf16: 1e12}, memory: 100GB, memory_bandwidth: 1TB/s, reserved: 5%}\n"

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "common/error.h"
@@ -125,6 +127,24 @@ TEST(HfConfig, BadConfigsAreNamed) {
             std::string::npos);
   EXPECT_NE(error_of("[1, 2]").find("one JSON object"), std::string::npos);
   EXPECT_NE(error_of(R"({"model_type": "llama", "hidden_size": 1e999})").find("malformed JSON"), std::string::npos);
+  // DeepSeek-V3's config.json with fields that contradict each other.
+  std::ifstream in(kHf + "DeepSeek-V3/config.json");
+  std::stringstream read;
+  read << in.rdbuf();
+  const std::string v3 = read.str();
+  const auto with = [&](const std::string& key, const std::string& value) {
+    nlohmann::json edited = nlohmann::json::parse(v3);
+    if (value.empty()) {
+      edited.erase(key);
+    } else {
+      edited[key] = nlohmann::json::parse(value);
+    }
+    return edited.dump();
+  };
+  EXPECT_EQ(error_of(v3), "");
+  EXPECT_NE(error_of(with("topk_group", "9")).find("'topk_group'"), std::string::npos);
+  EXPECT_NE(error_of(with("n_group", "7")).find("'n_group'"), std::string::npos);
+  EXPECT_NE(error_of(with("kv_lora_rank", "")).find("'kv_lora_rank'"), std::string::npos);
 }
 
 // The plan for a config.json is the zoo entry's.
