@@ -101,7 +101,7 @@ void register_study_command(CLI::App& app) {
   command->add_option("--jobs,-j", options->jobs, "Points run in parallel (per rank under mpirun); 0 = all cores")
       ->check(commands::whole_number_at_least(0))
       ->capture_default_str();
-  command->add_flag("--yes", options->yes, "Run studies of more than a million points");
+  command->add_flag("--yes", options->yes, "Run studies of more than a million points (at most 2 million)");
   command->callback([options] { run_study_command(*options); });
 }
 

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "commands/argument_check.h"
 #include "commands/goodput_command.h"
-#include "commands/option_use.h"
 #include "commands/plan_command.h"
 #include "commands/serve_command.h"
 #include "commands/simulate_command.h"
@@ -72,7 +74,9 @@ nlohmann::ordered_json run_as_command_line(std::string_view command, const std::
   return captured.json;
 }
 
-std::vector<OptionInfo> option_table(std::string_view command) {
+namespace {
+
+std::vector<OptionInfo> build_option_table(std::string_view command) {
   const auto app = app_for(command, nullptr);
   std::vector<OptionInfo> table;
   for (const CLI::Option* option : app->get_subcommand(std::string(command))->get_options()) {
@@ -87,6 +91,28 @@ std::vector<OptionInfo> option_table(std::string_view command) {
   return table;
 }
 
+// Each command's table, built once: building its CLI for every lookup made
+// a study of a million points spend minutes before its first.
+const std::vector<OptionInfo>& cached_option_table(std::string_view command) {
+  static std::mutex mutex;
+  static std::map<std::string, std::vector<OptionInfo>, std::less<>> tables;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = tables.find(command);
+  if (found == tables.end()) found = tables.emplace(std::string(command), build_option_table(command)).first;
+  return found->second;
+}
+
+const OptionInfo* find_option(std::string_view command, std::string_view option) {
+  const std::vector<OptionInfo>& table = cached_option_table(command);
+  const auto found = std::lower_bound(table.begin(), table.end(), option,
+                                      [](const OptionInfo& info, std::string_view name) { return info.name < name; });
+  return found != table.end() && found->name == option ? &*found : nullptr;
+}
+
+}  // namespace
+
+std::vector<OptionInfo> option_table(std::string_view command) { return cached_option_table(command); }
+
 std::vector<std::string> option_names(std::string_view command) {
   std::vector<std::string> names;
   for (OptionInfo& option : option_table(command)) names.push_back(std::move(option.name));
@@ -94,16 +120,13 @@ std::vector<std::string> option_names(std::string_view command) {
 }
 
 bool is_flag(std::string_view command, std::string_view option) {
-  const auto app = app_for(command, nullptr);
-  const CLI::Option* found = find_long_option(*app->get_subcommand(std::string(command)), option);
-  return found != nullptr && found->get_expected_min() == 0;
+  const OptionInfo* found = find_option(command, option);
+  return found != nullptr && found->flag;
 }
 
 bool writes_file(std::string_view command, std::string_view option) {
-  for (const OptionInfo& info : option_table(command)) {
-    if (info.name == option) return info.writes_file;
-  }
-  return false;
+  const OptionInfo* found = find_option(command, option);
+  return found != nullptr && found->writes_file;
 }
 
 }  // namespace pipeplan::commands

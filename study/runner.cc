@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 
 #include "commands/in_process.h"
@@ -70,6 +71,13 @@ void check_against(const StudyFile& study, const nlohmann::ordered_json& output,
 
 std::vector<PointOutcome> run_study(const StudyFile& study, const RunOptions& options) {
   const std::size_t total = point_count(study);
+  if (total > kMaxPoints) {
+    throw InputError(fmt::format("the study has {} points, over the {} any study runs (each is held in memory until "
+                                 "the report); shrink the sweep or split it",
+                                 total == std::numeric_limits<std::size_t>::max() ? std::string("more than 10^19")
+                                                                                  : std::to_string(total),
+                                 kMaxPoints));
+  }
   if (total > kMaxPointsUnconfirmed && !options.yes) {
     throw InputError(fmt::format("the study has {} points (over {}); shrink the sweep or pass --yes", total,
                                  kMaxPointsUnconfirmed));

@@ -46,6 +46,9 @@ struct RunOptions {
 };
 
 constexpr std::size_t kMaxPointsUnconfirmed = 1'000'000;
+// The most points any study runs, --yes or not: each point's arguments and
+// results are held until the report (about 1 KB a point: 2 million hold about 2 GB).
+constexpr std::size_t kMaxPoints = 2'000'000;
 
 // Checks the size and every point's arguments before running anything,
 // then runs points in order until one has a result and checks the metric

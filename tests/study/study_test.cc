@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <utility>
 
 #include "commands/in_process.h"
@@ -228,13 +229,31 @@ TEST(Study, BadStudiesAreRefusedBeforeAnyWork) {
   EXPECT_NE(error_of("sweep:\n  grid:\n    stages: [2]\nmetrics: [cost_ms]\nplots:\n  - {x: stages, y: mfu}\n")
                 .find("not among the metrics"),
             std::string::npos);
-  // 10^7 points: refused before any runs.
+  // 2 x 10^6 points: refused before any runs, unless confirmed.
   EXPECT_NE(error_of("sweep:\n  grid:\n    stages: [1,2,3,4,5,6,7,8,9,10]\n    microbatches: [1,2,3,4,5,6,7,8,9,10]\n"
                      "    tf: [1,2,3,4,5,6,7,8,9,10]\n    tb: [1,2,3,4,5,6,7,8,9,10]\n"
                      "    tw: [1,2,3,4,5,6,7,8,9,10]\n    tcomm: [1,2,3,4,5,6,7,8,9,10]\n"
-                     "    p2p-bytes: [1,2,3,4,5,6,7,8,9,10]\nmetrics: [cost_ms]\n")
+                     "    p2p-bytes: [1,2]\nmetrics: [cost_ms]\n")
                 .find("--yes"),
             std::string::npos);
+  // Past the hard bound, with --yes too: 2^64 points once ended in
+  // "vector::reserve", 10^7 in minutes of expansion and no memory left.
+  std::string huge = "sweep:\n  grid:\n";
+  std::string values = "[1";
+  for (int i = 2; i <= 256; ++i) values.append(",").append(std::to_string(i));
+  values += "]";
+  for (const char* key : {"tf", "tb", "tw", "tcomm", "p2p-bytes", "act-bytes", "stages", "microbatches"}) {
+    huge.append("    ").append(key).append(": ").append(values).append("\n");
+  }
+  huge += "metrics: [cost_ms]\n";
+  const std::string path = testing::write_temp("huge_study.yaml", huge);
+  try {
+    run_study(read_study(path), {testing::temp_path("huge_study_out"), 1, true, {}, {}});
+    ADD_FAILURE() << "a study of 2^64 points ran";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("more than 10^19 points, over the 2000000"), std::string::npos)
+        << error.what();
+  }
   EXPECT_NE(error_of("sweep:\n  zip:\n    stages: [2, 4]\n    microbatches: [8]\nmetrics: [cost_ms]\n").find("one length"),
             std::string::npos);
   EXPECT_NE(error_of("metrics: [cost_ms]\nplot: []\n").find("unknown key"), std::string::npos);
