@@ -61,13 +61,10 @@ class ServingEngine {
     run_.kv_blocks = limits.kv_blocks;
     states_.reserve(workload.requests.size());
     run_.requests.reserve(workload.requests.size());
-    std::size_t gaps = 0;
     for (const ServingRequest& request : workload.requests) {
-      gaps += static_cast<std::size_t>(request.output_tokens - 1);
       states_.push_back({request.prompt_tokens, request.output_tokens});
       run_.requests.push_back({0, 0, 0, request.prompt_tokens, request.output_tokens, 0});
     }
-    run_.token_gaps_s.reserve(gaps);
   }
 
   ServingRun run() {
@@ -295,7 +292,7 @@ class ServingEngine {
       if (state.generated == 1) {
         record.first_token_s = now_;
       } else {
-        run_.token_gaps_s.push_back(static_cast<float>(now_ - state.last_token_s));
+        run_.token_gaps_s.add(now_ - state.last_token_s);
       }
       state.last_token_s = now_;
       if (state.generated == state.output) {
@@ -314,7 +311,7 @@ class ServingEngine {
     ready_.swap(merged_);
     free_slots_.push_back(slot);
     --batches_in_pipeline_;
-    run_.kv_used.emplace_back(now_, limits_.kv_blocks - free_blocks_);
+    run_.kv_used.add(now_, limits_.kv_blocks - free_blocks_);
   }
 
   void finish(int r) {

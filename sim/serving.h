@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "common/step_load.h"
+#include "sim/kv_use_trace.h"
+#include "sim/quantile_sketch.h"
 
 namespace pipeplan::sim {
 
@@ -73,7 +75,9 @@ struct StageSpan {
 
 struct ServingRun {
   std::vector<RequestRecord> requests;  // in the workload's order
-  std::vector<float> token_gaps_s;      // every gap between two output tokens of a request
+  // Every gap between two output tokens of a request, sketched: its
+  // quantiles within 0.1 %, its count and sum exact, in bounded memory.
+  QuantileSketch token_gaps_s;
   std::vector<double> stage_busy_s;     // per stage
   double first_arrival_s = 0;
   double end_s = 0;                     // the last request's finish
@@ -82,8 +86,8 @@ struct ServingRun {
   std::int64_t batch_tokens = 0;        // summed over batches
   std::int64_t preemptions = 0;
   std::int64_t kv_blocks = 0;
-  // The cache's use after each batch completes: (time, blocks held).
-  std::vector<std::pair<double, std::int64_t>> kv_used;
+  // The cache's use after each batch completes.
+  KvUseTrace kv_used;
   std::vector<StageSpan> spans;         // with record_spans only
 };
 

@@ -24,23 +24,21 @@ double quantile(std::vector<T>& samples, double q) {
 
 // The cache's time-weighted use and its peak: each sample holds until the next.
 std::pair<double, double> kv_use(const ServingRun& run) {
-  if (run.kv_blocks <= 0 || run.kv_used.empty()) return {0, 0};
-  double weighted = 0, peak = 0;
-  for (std::size_t i = 0; i + 1 < run.kv_used.size(); ++i) {
-    weighted += static_cast<double>(run.kv_used[i].second) * (run.kv_used[i + 1].first - run.kv_used[i].first);
-  }
-  for (const auto& [time, blocks] : run.kv_used) peak = std::max(peak, static_cast<double>(blocks));
-  const double span = run.kv_used.back().first - run.kv_used.front().first;
+  const KvUseTrace& trace = run.kv_used;
+  if (run.kv_blocks <= 0 || trace.samples_seen() == 0) return {0, 0};
+  const double peak = static_cast<double>(trace.peak_blocks());
+  const double span = trace.last_s() - trace.first_s();
   const double blocks = static_cast<double>(run.kv_blocks);
-  return {span > 0 ? weighted / span / blocks : peak / blocks, peak / blocks};
+  return {span > 0 ? trace.block_seconds() / span / blocks : peak / blocks, peak / blocks};
 }
 
 std::vector<std::pair<double, double>> kv_series(const ServingRun& run) {
   std::vector<std::pair<double, double>> series;
   if (run.kv_blocks <= 0) return series;
-  const std::size_t step = std::max<std::size_t>(1, (run.kv_used.size() + kMostKvPoints - 1) / kMostKvPoints);
-  for (std::size_t i = 0; i < run.kv_used.size(); i += step) {
-    series.emplace_back(run.kv_used[i].first, static_cast<double>(run.kv_used[i].second) / static_cast<double>(run.kv_blocks));
+  const auto& samples = run.kv_used.series();
+  const std::size_t step = std::max<std::size_t>(1, (samples.size() + kMostKvPoints - 1) / kMostKvPoints);
+  for (std::size_t i = 0; i < samples.size(); i += step) {
+    series.emplace_back(samples[i].first, static_cast<double>(samples[i].second) / static_cast<double>(run.kv_blocks));
   }
   return series;
 }
@@ -65,7 +63,7 @@ Percentiles percentiles(std::vector<double> samples) { return percentiles_of(sam
 ServingSummary summarize_serving(const std::vector<ServingRun>& replicas) {
   ServingSummary summary;
   std::vector<double> ttft, tpot, e2e;
-  std::vector<float> itl;
+  QuantileSketch itl;
   double first = INFINITY, last = 0, output = 0, prompt = 0, batches = 0, batch_tokens = 0;
   for (const ServingRun& run : replicas) {
     if (run.requests.empty()) continue;
@@ -78,7 +76,7 @@ ServingSummary summarize_serving(const std::vector<ServingRun>& replicas) {
       output += record.output_tokens;
       prompt += record.prompt_tokens;
     }
-    itl.insert(itl.end(), run.token_gaps_s.begin(), run.token_gaps_s.end());
+    itl.merge(run.token_gaps_s);
     summary.requests += static_cast<int>(run.requests.size());
     summary.preemptions += run.preemptions;
     batches += static_cast<double>(run.batches);
@@ -93,7 +91,8 @@ ServingSummary summarize_serving(const std::vector<ServingRun>& replicas) {
   }
   summary.ttft_s = percentiles(std::move(ttft));
   summary.tpot_s = percentiles(std::move(tpot));
-  summary.itl_s = percentiles_of(itl);
+  if (itl.count() > 0) summary.itl_s = {itl.sum() / static_cast<double>(itl.count()), itl.quantile(0.50),
+                                        itl.quantile(0.90), itl.quantile(0.99)};
   summary.e2e_s = percentiles(std::move(e2e));
   summary.mean_batch_tokens = batches > 0 ? batch_tokens / batches : 0;
   int used = 0;

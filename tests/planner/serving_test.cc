@@ -7,13 +7,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <random>
 
 #include "common/error.h"
 #include "models/hardware.h"
 #include "models/model_config.h"
 #include "models/serving_costs.h"
 #include "planner/serve/serving_step_costs.h"
+#include "sim/kv_use_trace.h"
+#include "sim/quantile_sketch.h"
 #include "sim/serving_metrics.h"
 #include "sim/serving_workload.h"
 #include "tests/support/temp_files.h"
@@ -67,7 +71,8 @@ TEST(ServingSimulation, LoneDecodeStepIsTheSumOfStagesAndHops) {
   sim::SchedulerLimits limits;
   limits.kv_blocks = 1000;
   const sim::ServingRun run = sim::simulate_serving({{{0, prompt, output}}, 0}, costs, limits);
-  ASSERT_EQ(run.token_gaps_s.size(), static_cast<std::size_t>(output - 1));
+  ASSERT_EQ(run.token_gaps_s.count(), output - 1);
+  double sum = 0, least = 1e300, greatest = 0;
   for (int k = 1; k < output; ++k) {
     StepLoad load;
     load.tokens = 1;
@@ -77,8 +82,14 @@ TEST(ServingSimulation, LoneDecodeStepIsTheSumOfStagesAndHops) {
     load.decode_pairs = cached + 1;
     double expected = model.return_s(load);
     for (int s = 0; s < 4; ++s) expected += model.step_s(s, load) + (s < 3 ? model.hop_s(s, load) : 0);
-    EXPECT_NEAR(run.token_gaps_s[static_cast<std::size_t>(k - 1)], expected, expected * 1e-6) << "token " << k + 1;
+    sum += expected;
+    least = std::min(least, expected);
+    greatest = std::max(greatest, expected);
   }
+  // The gaps are sketched: their sum, least and greatest are exact.
+  EXPECT_NEAR(run.token_gaps_s.sum(), sum, sum * 1e-9);
+  EXPECT_NEAR(run.token_gaps_s.least(), least, least * 1e-9);
+  EXPECT_NEAR(run.token_gaps_s.greatest(), greatest, greatest * 1e-9);
   // Its first token: the prompt through every stage the same way.
   StepLoad prefill;
   prefill.tokens = prompt;
@@ -87,6 +98,57 @@ TEST(ServingSimulation, LoneDecodeStepIsTheSumOfStagesAndHops) {
   double first = model.return_s(prefill);
   for (int s = 0; s < 4; ++s) first += model.step_s(s, prefill) + (s < 3 ? model.hop_s(s, prefill) : 0);
   EXPECT_NEAR(run.requests[0].first_token_s, first, first * 1e-12);
+}
+
+// The sketch against brute force: every quantile within alpha of the
+// exact order statistic of that rank, in buckets that do not grow with the
+// count.
+TEST(ServingSimulation, TheGapSketchHoldsItsRelativeError) {
+  std::mt19937_64 engine(11);
+  std::lognormal_distribution<double> gap(-6, 1.5);
+  sim::QuantileSketch sketch;
+  std::vector<double> samples;
+  for (int i = 0; i < 200'000; ++i) {
+    samples.push_back(i % 1000 == 0 ? 0.0 : gap(engine));
+    sketch.add(samples.back());
+  }
+  std::sort(samples.begin(), samples.end());
+  for (double q : {0.0, 0.001, 0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0}) {
+    const double exact = samples[static_cast<std::size_t>(std::floor(q * static_cast<double>(samples.size() - 1)))];
+    EXPECT_NEAR(sketch.quantile(q), exact, 1e-3 * exact + 1e-15) << "q " << q;
+  }
+  EXPECT_EQ(sketch.count(), 200'000);
+  // Buckets: at most one per factor gamma = 1.001 / 0.999 between the least
+  // and the greatest value above 0, whatever the count.
+  for (int i = 0; i < 200'000; ++i) sketch.add(gap(engine));
+  const double span = std::log(sketch.greatest() / samples[200]) / std::log(1.001 / 0.999);
+  EXPECT_LE(static_cast<double>(sketch.buckets()), span + 2);
+}
+
+// The cache's trace against every sample kept: the weighted sum and peak
+// exact, the series thinned to evenly spaced batches and bounded.
+TEST(ServingSimulation, TheKvTraceIsExactInSumAndBoundedInSamples) {
+  sim::KvUseTrace trace;
+  double block_seconds = 0;
+  const int batches = 1'000'003;
+  for (int i = 0; i < batches; ++i) {
+    const std::int64_t blocks = (static_cast<std::int64_t>(i) * 7919) % 1000;
+    trace.add(0.5 * i, blocks);
+    if (i + 1 < batches) block_seconds += 0.5 * static_cast<double>(blocks);
+  }
+  EXPECT_DOUBLE_EQ(trace.block_seconds(), block_seconds);
+  EXPECT_EQ(trace.peak_blocks(), 999);
+  EXPECT_EQ(trace.samples_seen(), batches);
+  const auto& series = trace.series();
+  EXPECT_LT(series.size(), 2 * sim::KvUseTrace::kWantedSamples);
+  EXPECT_GE(series.size(), sim::KvUseTrace::kWantedSamples);
+  // Every kept sample is batch k x stride's.
+  const double stride = series[1].first / 0.5;
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const auto batch = static_cast<std::int64_t>(k) * static_cast<std::int64_t>(stride);
+    EXPECT_EQ(series[k].first, 0.5 * static_cast<double>(batch));
+    EXPECT_EQ(series[k].second, (batch * 7919) % 1000);
+  }
 }
 
 // Stage s takes per_token[s] seconds a token, links are free.
@@ -120,9 +182,8 @@ TEST(ServingSimulation, FullPipelineRunsAtTheSlowestStage) {
   workload.requests.assign(static_cast<std::size_t>(p * batch), {0, 1, 400});
   const sim::ServingRun run = sim::simulate_serving(workload, costs, limits);
   const double slowest = 3e-4 * batch;
-  std::vector<double> gaps(run.token_gaps_s.begin(), run.token_gaps_s.end());
-  std::sort(gaps.begin(), gaps.end());
-  EXPECT_NEAR(gaps[gaps.size() / 2], p * slowest, 1e-9);
+  // The median gap, within the sketch's 0.1 %.
+  EXPECT_NEAR(run.token_gaps_s.quantile(0.5), p * slowest, 1e-3 * p * slowest);
   const sim::ServingSummary summary = sim::summarize_serving({run});
   EXPECT_NEAR(summary.output_tokens_per_s, batch / slowest, 0.02 * batch / slowest);
   // Every stage but the slowest idles for its share of the round.
@@ -142,7 +203,8 @@ TEST(ServingSimulation, PreemptionKeepsTheCacheWithinItsBlocks) {
   workload.requests = sim::draw_requests(200, 50, {100, 300}, {20, 200}, 7);
   const sim::ServingRun run = sim::simulate_serving(workload, costs, limits);
   EXPECT_GT(run.preemptions, 0);
-  for (const auto& [time, blocks] : run.kv_used) EXPECT_LE(blocks, limits.kv_blocks);
+  EXPECT_LE(run.kv_used.peak_blocks(), limits.kv_blocks);
+  for (const auto& [time, blocks] : run.kv_used.series()) EXPECT_LE(blocks, limits.kv_blocks);
   std::size_t gaps = 0;
   for (std::size_t r = 0; r < run.requests.size(); ++r) {
     const sim::RequestRecord& record = run.requests[r];
@@ -150,8 +212,8 @@ TEST(ServingSimulation, PreemptionKeepsTheCacheWithinItsBlocks) {
     EXPECT_GE(record.finish_s, record.first_token_s);
     gaps += static_cast<std::size_t>(record.output_tokens - 1);
   }
-  EXPECT_EQ(run.token_gaps_s.size(), gaps);
-  EXPECT_EQ(run.kv_used.back().second, 0);  // all freed
+  EXPECT_EQ(run.token_gaps_s.count(), static_cast<std::int64_t>(gaps));
+  EXPECT_EQ(run.kv_used.last_blocks(), 0);  // all freed
 }
 
 // Requests that arrive at one instant are seen by one scheduling step: the
