@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/units.h"
 #include "common/text_file.h"
 
 namespace pipeplan::sim {
@@ -108,6 +109,10 @@ std::vector<ServingRequest> parse_request_trace(const std::string& text, const s
     request.arrival_s = std::strtod(arrival.c_str(), &end);
     if (arrival.empty() || *end != '\0' || !(request.arrival_s >= 0) || !std::isfinite(request.arrival_s)) {
       throw InputError(fmt::format("{}:{}: arrival_s '{}' is not a time in seconds >= 0", source, number, arrival));
+    }
+    if (request.arrival_s > kMaxDurationS) {
+      throw InputError(fmt::format("{}:{}: arrival_s '{}' is past the {:.0e} s (about 116 days) a trace may span",
+                                   source, number, arrival, kMaxDurationS));
     }
     const std::string where = fmt::format("{}:{}", source, number);
     const std::string_view prompt = trim(row.substr(first + 1, second - first - 1));

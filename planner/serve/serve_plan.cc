@@ -291,6 +291,17 @@ void check_options(const ServeOptions& options, ServeMode mode) {
   if (options.workload.rate && !(*options.workload.rate > 0 && std::isfinite(*options.workload.rate))) {
     throw InputError(fmt::format("--rate: {} is not a rate above 0 requests per second", *options.workload.rate));
   }
+  if (options.workload.rate && options.workload.trace.empty()) {
+    // Arrivals over more simulated time than any duration pipeplan reads
+    // (10^7 s, about 116 days) would print 300-digit spans.
+    const double span_s = options.workload.requests / *options.workload.rate;
+    if (span_s > kMaxDurationS) {
+      throw InputError(fmt::format("--rate {}: {} requests would arrive over {}, past the {} a run may span; raise "
+                                   "--rate or draw fewer --requests",
+                                   *options.workload.rate, options.workload.requests, format_duration(span_s),
+                                   format_duration(kMaxDurationS)));
+    }
+  }
   for (const auto& [target, name] : {std::pair{options.ttft_p99_s, "--ttft-p99"}, std::pair{options.tpot_p99_s, "--tpot-p99"}}) {
     if (target && !(*target > 0)) throw InputError(fmt::format("{}: a latency target must be above 0", name));
   }

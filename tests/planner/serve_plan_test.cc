@@ -143,7 +143,8 @@ TEST(ServeCli, BadInputIsOneLineAndExit2) {
         h100 + "--prompt-tokens 9000 --rate 1", h100 + "--request-trace /no/such.csv",
         h100 + "--rate 1 --ttft-p99 1ms --tpot-p99 1ms", h100 + "--request-trace " + trace + " --seed 2",
         h100 + "--concurrency 2 --seed 3", h100 + "--request-trace " + long_row, h100 + "--rate 1 --block-size 7",
-        h100 + "--rate 1 --tp 0", h100 + "--rate 1 --seed -1", std::string("--hardware a100-80gb --rate 1 --weights fp8")}) {
+        h100 + "--rate 1 --tp 0", h100 + "--rate 1 --seed -1", std::string("--hardware a100-80gb --rate 1 --weights fp8"),
+        h100 + "--rate 1e-300"}) {
     const cli::CommandResult result = cli::run("serve --model llama3-70b --gpus 8 " + args);
     EXPECT_EQ(result.code, 2) << args << "\n" << result.err;
     EXPECT_EQ(cli::lines(result.err), 1u) << args << "\n" << result.err;

@@ -293,6 +293,8 @@ TEST(ServingWorkload, TraceCsv) {
   EXPECT_NE(error("arrival_s,prompt_tokens,output_tokens\n0,0,1\n").find("t.csv:2: prompt_tokens"), std::string::npos);
   EXPECT_NE(error("arrival_s,prompt_tokens,output_tokens\n0,1\n").find("three fields"), std::string::npos);
   EXPECT_NE(error("arrival_s,prompt_tokens,output_tokens\n").find("no requests"), std::string::npos);
+  EXPECT_NE(error("arrival_s,prompt_tokens,output_tokens\n1e300,1,1\n").find("t.csv:2: arrival_s '1e300' is past"),
+            std::string::npos);
   // Saved with a UTF-8 byte-order mark (legal; Windows editors write it): the same trace.
   const std::string marked =
       pipeplan::testing::write_temp("marked_trace.csv", "\xEF\xBB\xBF"
